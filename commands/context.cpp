@@ -1,0 +1,245 @@
+#include "context.hpp"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+
+#include "errors.hpp"
+
+namespace rcoord::cmd {
+namespace {
+
+const char* env(const char* name) {
+  const char* v = std::getenv(name);
+  return (v != nullptr && *v != '\0') ? v : nullptr;
+}
+
+std::string first_line(std::string text) {
+  auto nl = text.find_first_of("\r\n");
+  if (nl != std::string::npos) text.resize(nl);
+  return text;
+}
+
+bool parse_bool(const std::string& key, const std::string& value) {
+  if (value == "true" || value == "1") return true;
+  if (value == "false" || value == "0") return false;
+  throw Error(kUsage, fmt::format("bad config value for {}: '{}'", key, value),
+              "use true or false");
+}
+
+int parse_int(const std::string& what, const std::string& value, int max) {
+  try {
+    std::size_t used = 0;
+    long n = std::stol(value, &used);
+    if (used == value.size() && n >= 0 && n <= max) return static_cast<int>(n);
+  } catch (const std::exception&) {
+  }
+  throw Error(kUsage, fmt::format("bad {} '{}'", what, value), "use a whole number");
+}
+
+std::string default_config_path() {
+  const char* home = env("HOME");
+  if (home == nullptr) return {};
+  std::string path = std::string(home) + "/.config/rcoord/config.toml";
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 ? path : std::string{};
+}
+
+}  // namespace
+
+const CLI::Validator kDurationCheck(
+    [](std::string& value) -> std::string {
+      if (parse_duration(value)) return {};
+      return fmt::format("bad duration '{}': use e.g. 250ms, 30s, 5m, 1h30m", value);
+    },
+    "DURATION");
+
+const CLI::Validator kWaitCheck(
+    [](std::string& value) -> std::string {
+      if (parse_wait(value)) return {};
+      return fmt::format("bad duration '{}': use e.g. 500ms, 10s, 5m or forever", value);
+    },
+    "DURATION|forever");
+
+void Context::add_global_options(CLI::App& app) {
+  auto add = [&](const std::string& key, CLI::Option* opt) {
+    opt->group("Global options");
+    options_[key] = opt;
+  };
+  add("url", app.add_option("-u,--url", opts.urls,
+                            "Redis URL: redis://[user[:pass]@]host[:port][/db], unix:///path.sock "
+                            "(default: $RCOORD_URL, $REDIS_URL, redis://127.0.0.1:6379)")
+                 ->type_name("URL"));
+  add("password-file", app.add_option("--password-file", opts.password_file,
+                                      "Read the password from FILE (or set $RCOORD_PASSWORD)")
+                           ->type_name("FILE"));
+  add("timeout", app.add_option("--timeout", opts.timeout, "Connect and reply timeout (default 2s)")
+                     ->type_name("DURATION")
+                     ->check(kDurationCheck));
+  add("prefix", app.add_option("--prefix", opts.prefix,
+                               "Namespace of every key rcoord creates (default rcoord:)")
+                    ->type_name("STR"));
+  add("output", app.add_option("-o,--output", opts.output, "Output format: text or json")
+                    ->check(CLI::IsMember({"text", "json"}))
+                    ->type_name("text|json"));
+  add("json", app.add_flag("--json", opts.json, "Same as -o json"));
+  add("quiet",
+      app.add_flag("-q,--quiet", opts.quiet, "Print nothing on stdout; the exit code says it"));
+  add("config", app.add_option("--config", opts.config,
+                               "TOML file of defaults (default: $RCOORD_CONFIG, then "
+                               "~/.config/rcoord/config.toml)")
+                    ->type_name("FILE"));
+  add("host", app.add_option("-h", opts.host, "Server host (as redis-cli; overrides --url's host)")
+                  ->type_name("HOST"));
+  add("port", app.add_option("-p", opts.port, "Server port (as redis-cli)")
+                  ->type_name("PORT")
+                  ->check(CLI::Range(1, 65535)));
+  add("db", app.add_option("-n", opts.db, "Database number (as redis-cli)")
+                ->type_name("DB")
+                ->check(CLI::Range(0, 1'000'000)));
+  add("password", app.add_option("-a,--pass", opts.password,
+                                 "Password (as redis-cli; visible in ps: prefer --password-file)")
+                      ->type_name("PASSWORD"));
+  add("user",
+      app.add_option("--user", opts.user, "ACL user name (as redis-cli)")->type_name("NAME"));
+  add("socket",
+      app.add_option("-s", opts.socket, "Unix socket path (as redis-cli)")->type_name("SOCKET"));
+}
+
+bool Context::given(const std::string& name) const {
+  auto it = options_.find(name);
+  return it != options_.end() && it->second->count() > 0;
+}
+
+std::optional<std::string> Context::from_config(const std::string& key) const {
+  auto it = config_.find(key);
+  if (it == config_.end() || it->second.empty()) return std::nullopt;
+  return it->second.front();
+}
+
+void Context::resolve() {
+  std::string config_path = opts.config;
+  if (config_path.empty() && env("RCOORD_CONFIG") != nullptr) config_path = env("RCOORD_CONFIG");
+  if (config_path.empty()) config_path = default_config_path();
+  if (!config_path.empty()) config_ = load_config(config_path);
+
+  static const char* const kKnown[] = {"url",    "password-file", "timeout", "prefix",
+                                       "output", "json",          "quiet",   "user",
+                                       "host",   "port",          "db",      "socket"};
+  for (const auto& [key, values] : config_) {
+    if (std::find(std::begin(kKnown), std::end(kKnown), key) == std::end(kKnown)) {
+      throw Error(kUsage, fmt::format("unknown key '{}' in config file {}", key, config_path),
+                  "use global option names such as url, timeout, prefix, output");
+    }
+  }
+
+  if (given("timeout")) {
+    settings_.timeout = duration_or_throw("--timeout", opts.timeout);
+  } else if (auto t = from_config("timeout")) {
+    settings_.timeout = duration_or_throw("timeout in the config file", *t);
+  }
+  if (settings_.timeout.count() <= 0) {
+    throw Error(kUsage, "--timeout must be positive", "use e.g. --timeout 2s");
+  }
+  if (given("prefix")) {
+    settings_.prefix = opts.prefix;
+  } else if (auto p = from_config("prefix")) {
+    settings_.prefix = *p;
+  }
+  keys_ = Keys(settings_.prefix);
+  resolve_output();
+  resolve_endpoint();
+}
+
+void Context::resolve_output() {
+  if (given("json")) {
+    settings_.format = Format::kJson;
+  } else if (given("output")) {
+    settings_.format = opts.output == "json" ? Format::kJson : Format::kText;
+  } else if (auto j = from_config("json"); j && parse_bool("json", *j)) {
+    settings_.format = Format::kJson;
+  } else if (auto o = from_config("output")) {
+    if (*o != "text" && *o != "json") {
+      throw Error(kUsage, fmt::format("bad output '{}' in the config file", *o),
+                  "use text or json");
+    }
+    settings_.format = *o == "json" ? Format::kJson : Format::kText;
+  }
+  settings_.quiet = given("quiet")
+                        ? opts.quiet
+                        : (from_config("quiet") && parse_bool("quiet", *from_config("quiet")));
+  printer_ = Printer(settings_.format, settings_.quiet);
+}
+
+void Context::resolve_endpoint() {
+  if (opts.urls.size() > 1) {
+    throw Error(kUsage, "several --url (Redlock over independent masters) are not supported yet",
+                "give one --url");
+  }
+  // Which tier the URL came from decides how its password ranks against the others.
+  enum Tier { kCli, kEnv, kConfig, kDefault } url_tier = kDefault;
+  std::string url = "redis://127.0.0.1:6379";
+  if (!opts.urls.empty()) {
+    url = opts.urls.front();
+    url_tier = kCli;
+  } else if (const char* e = env("RCOORD_URL")) {
+    url = e;
+    url_tier = kEnv;
+  } else if (const char* r = env("REDIS_URL")) {
+    url = r;
+    url_tier = kEnv;
+  } else if (auto c = from_config("url")) {
+    url = *c;
+    url_tier = kConfig;
+  }
+  Endpoint ep = parse_url(url);
+  std::optional<std::string> url_password = ep.password;
+  ep.password.reset();
+
+  // redis-cli flags override parts of the URL; the config file may set them too.
+  auto cli_or_config = [&](const std::string& key,
+                           const std::string& cli_value) -> std::optional<std::string> {
+    if (given(key)) return cli_value;
+    return from_config(key);
+  };
+  if (auto s = cli_or_config("socket", opts.socket)) ep.socket_path = *s;
+  if (auto h = cli_or_config("host", opts.host)) {
+    ep.host = *h;
+    ep.socket_path.clear();
+  }
+  if (auto p = cli_or_config("port", std::to_string(opts.port))) {
+    ep.port = parse_int("port", *p, 65535);
+    ep.socket_path.clear();
+  }
+  if (auto d = cli_or_config("db", std::to_string(opts.db))) ep.db = parse_int("db", *d, 1'000'000);
+  if (auto u = cli_or_config("user", opts.user)) ep.user = *u;
+
+  // Password: command line, then environment, then config file; a password-only setting
+  // outranks the password inside a URL of the same tier.
+  if (given("password")) {
+    ep.password = opts.password;
+  } else if (given("password-file")) {
+    ep.password = first_line(read_small_file(opts.password_file, "password file"));
+  } else if (url_tier == kCli && url_password) {
+    ep.password = url_password;
+  } else if (const char* p = env("RCOORD_PASSWORD")) {
+    ep.password = p;
+  } else if (const char* a = env("REDISCLI_AUTH")) {
+    ep.password = a;
+  } else if (url_tier == kEnv && url_password) {
+    ep.password = url_password;
+  } else if (auto f = from_config("password-file")) {
+    ep.password = first_line(read_small_file(*f, "password file"));
+  } else {
+    ep.password = url_password;
+  }
+  settings_.endpoint = std::move(ep);
+}
+
+Connection& Context::conn() {
+  if (!conn_) conn_ = std::make_unique<Connection>(settings_.endpoint, settings_.timeout);
+  return *conn_;
+}
+
+}  // namespace rcoord::cmd

@@ -1,0 +1,85 @@
+#pragma once
+/// Global options, their resolution (command line, then environment, then config file),
+/// and the lazily made connection, key namer and printer every command uses.
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config.hpp"
+#include "connection.hpp"
+#include "duration.hpp"
+#include "keys.hpp"
+#include "output.hpp"
+#include "url.hpp"
+
+namespace rcoord::cmd {
+
+/// The global options as given on the command line (raw text; resolved later).
+struct GlobalOptions {
+  std::vector<std::string> urls;
+  std::string password_file;
+  std::string timeout;
+  std::string prefix;
+  std::string output;
+  bool json = false;
+  bool quiet = false;
+  std::string config;
+  // redis-cli's connection flags
+  std::string host;
+  int port = 0;
+  int db = 0;
+  std::string password;
+  std::string user;
+  std::string socket;
+};
+
+/// Settings after precedence has been applied; nothing here touches the network.
+struct Settings {
+  Endpoint endpoint;
+  Millis timeout{2000};
+  std::string prefix = "rcoord:";
+  Format format = Format::kText;
+  bool quiet = false;
+};
+
+class Context {
+ public:
+  GlobalOptions opts;
+  /// Set by the chosen verb's callback during parsing; run by main after a clean parse.
+  std::function<int()> action;
+
+  /// Registers the global options on the root command (they also work after the verb).
+  void add_global_options(CLI::App& app);
+  /// Applies env and config defaults and validates. Throws Error(kUsage).
+  void resolve();
+
+  const Settings& settings() const { return settings_; }
+  /// The connection, made on first use.
+  Connection& conn();
+  const Keys& keys() const { return keys_; }
+  Printer& out() { return printer_; }
+
+ private:
+  bool given(const std::string& name) const;
+  std::optional<std::string> from_config(const std::string& key) const;
+  void resolve_endpoint();
+  void resolve_output();
+
+  std::map<std::string, CLI::Option*> options_;
+  ConfigValues config_;
+  Settings settings_;
+  Keys keys_;
+  Printer printer_;
+  std::unique_ptr<Connection> conn_;
+};
+
+/// A CLI11 validator for durations, so a bad value is a usage error naming it.
+extern const CLI::Validator kDurationCheck;
+/// As kDurationCheck, and `forever`.
+extern const CLI::Validator kWaitCheck;
+
+}  // namespace rcoord::cmd

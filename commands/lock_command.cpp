@@ -1,0 +1,280 @@
+#include "lock_command.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "errors.hpp"
+#include "signals.hpp"
+#include "supervise.hpp"
+#include "token.hpp"
+
+namespace rcoord::lock {
+
+void to_json(nlohmann::ordered_json& j, const Acquired& r) {
+  if (r.acquired) {
+    j = {{"acquired", true},   {"name", r.name},   {"token", r.token},
+         {"ttl_ms", r.ttl_ms}, {"fence", r.fence}, {"waited_ms", r.waited_ms}};
+  } else {
+    j = {{"acquired", false}, {"name", r.name}, {"ttl_ms", r.ttl_ms}};
+  }
+}
+std::string to_text(const Acquired& r) { return r.acquired ? r.token : std::string{}; }
+
+void to_json(nlohmann::ordered_json& j, const Released& r) {
+  j = {{"released", r.released}, {"name", r.name}};
+}
+std::string to_text(const Released& r) { return r.released ? "released" : ""; }
+
+void to_json(nlohmann::ordered_json& j, const Extended& r) {
+  j = {{"extended", r.extended}, {"name", r.name}, {"ttl_ms", r.ttl_ms}, {"fence", r.fence}};
+}
+std::string to_text(const Extended& r) {
+  return r.extended ? fmt::format("ttl_ms: {}", r.ttl_ms) : std::string{};
+}
+
+void to_json(nlohmann::ordered_json& j, const Status& r) {
+  j = {{"held", r.held},
+       {"name", r.name},
+       {"token", r.token},
+       {"ttl_ms", r.ttl_ms},
+       {"fence", r.fence}};
+}
+std::string to_text(const Status& r) {
+  return fmt::format("held: {}\nname: {}\ntoken: {}\nttl_ms: {}\nfence: {}\n", r.held, r.name,
+                     r.token, r.ttl_ms, r.fence);
+}
+
+void to_json(nlohmann::ordered_json& j, const Broken& r) {
+  j = {{"broken", r.broken}, {"name", r.name}, {"token", r.token}};
+}
+std::string to_text(const Broken& r) { return r.broken ? fmt::format("broken: {}", r.token) : ""; }
+
+}  // namespace rcoord::lock
+
+namespace rcoord::cmd {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct LockArgs {
+  std::string name;
+  std::string ttl = "30s";
+  std::string wait;  // empty: try once
+  std::string token;
+  int conflict_exit_code = kNo;
+  std::string kill_grace = "10s";
+  std::string min_hold;
+  std::vector<std::string> command;
+};
+
+std::optional<Millis> wait_option(const LockArgs& a) {
+  if (a.wait.empty()) return std::nullopt;
+  return wait_or_throw("--wait", a.wait);
+}
+
+std::string seconds(std::int64_t ms) {
+  return fmt::format("{:.1f}s", static_cast<double>(ms) / 1000);
+}
+
+void note_busy(Context& ctx, const lock::Acquired& r) {
+  ctx.out().note(
+      fmt::format("rcoord: lock '{}' is busy (held for another {})", r.name, seconds(r.ttl_ms)));
+}
+
+// Takes the lock; a signal while waiting gives back whatever the interrupted request may
+// have taken (the token is ours, so release is exact) and ends with Error(kInterrupted).
+lock::Acquired acquire_or_abort(Context& ctx, const std::string& name,
+                                const lock::AcquireOptions& opts) {
+  signals::install();
+  try {
+    auto r = lock::acquire(ctx.conn(), ctx.keys(), name, opts);
+    if (signals::pending() == 0) return r;
+  } catch (const Error& e) {
+    if (e.code() != kInterrupted) throw;
+  }
+  signals::Uninterruptible quiet;
+  try {
+    lock::release(ctx.conn(), ctx.keys(), name, opts.token);
+  } catch (const Error&) {
+    // Unreachable now: whatever was taken expires with its TTL.
+  }
+  throw Error(kInterrupted, fmt::format("interrupted while waiting for lock '{}'", name),
+              "nothing is held");
+}
+
+int run_acquire(Context& ctx, const LockArgs& a) {
+  lock::AcquireOptions opts{duration_or_throw("--ttl", a.ttl), wait_option(a), a.token};
+  if (opts.token.empty()) opts.token = random_token();
+  auto r = acquire_or_abort(ctx, a.name, opts);
+  ctx.out().emit(r);
+  if (!r.acquired) note_busy(ctx, r);
+  return r.acquired ? kYes : kNo;
+}
+
+int run_release(Context& ctx, const LockArgs& a) {
+  lock::Released r{lock::release(ctx.conn(), ctx.keys(), a.name, a.token), a.name};
+  ctx.out().emit(r);
+  if (!r.released)
+    ctx.out().note(fmt::format("rcoord: lock '{}' is not held by this token", a.name));
+  return r.released ? kYes : kNo;
+}
+
+int run_extend(Context& ctx, const LockArgs& a) {
+  auto r = lock::extend(ctx.conn(), ctx.keys(), a.name, a.token, duration_or_throw("--ttl", a.ttl));
+  ctx.out().emit(r);
+  if (!r.extended)
+    ctx.out().note(fmt::format("rcoord: lock '{}' is not held by this token", a.name));
+  return r.extended ? kYes : kNo;
+}
+
+int run_status(Context& ctx, const LockArgs& a) {
+  auto r = lock::status(ctx.conn(), ctx.keys(), a.name);
+  ctx.out().emit(r);
+  return r.held ? kYes : kNo;
+}
+
+int run_break(Context& ctx, const LockArgs& a) {
+  auto r = lock::break_lock(ctx.conn(), ctx.keys(), a.name);
+  ctx.out().emit(r);
+  if (!r.broken) ctx.out().note(fmt::format("rcoord: lock '{}' was not held", a.name));
+  return r.broken ? kYes : kNo;
+}
+
+// After the command: keep the lock until --min-hold has passed since acquisition (so a
+// host whose cron fires late finds it busy), else release it.
+void finish(Context& ctx, const LockArgs& a, const std::string& token, Millis min_hold,
+            Clock::time_point acquired_at) {
+  signals::Uninterruptible quiet;
+  try {
+    auto held_for = std::chrono::duration_cast<Millis>(Clock::now() - acquired_at);
+    if (min_hold > held_for) {
+      lock::extend(ctx.conn(), ctx.keys(), a.name, token, min_hold - held_for);
+    } else {
+      lock::release(ctx.conn(), ctx.keys(), a.name, token);
+    }
+  } catch (const Error& e) {
+    ctx.out().warn(fmt::format("rcoord: could not release lock '{}': {} (it expires by its TTL)",
+                               a.name, e.what()));
+  }
+}
+
+int run_run(Context& ctx, const LockArgs& a) {
+  Millis ttl = duration_or_throw("--ttl", a.ttl);
+  Millis kill_grace = duration_or_throw("--kill-grace", a.kill_grace);
+  Millis min_hold = a.min_hold.empty() ? Millis(0) : duration_or_throw("--min-hold", a.min_hold);
+  if (a.command.empty()) {
+    throw Error(kUsage, "lock run needs a command", "put it after --, e.g. -- ./backup.sh");
+  }
+  lock::AcquireOptions opts{ttl, wait_option(a), a.token};
+  if (opts.token.empty()) opts.token = random_token();
+  auto r = acquire_or_abort(ctx, a.name, opts);
+  if (!r.acquired) {
+    note_busy(ctx, r);
+    return a.conflict_exit_code;
+  }
+  auto acquired_at = Clock::now();
+
+  Lease lease{ttl,
+              [&] { return lock::extend(ctx.conn(), ctx.keys(), a.name, r.token, ttl).extended; }};
+  SuperviseOptions sup{a.command,
+                       {{"RCOORD_TOKEN", r.token},
+                        {"RCOORD_FENCE", std::to_string(r.fence)},
+                        {"RCOORD_LOCK", a.name}},
+                       kill_grace};
+  SuperviseResult result = supervise(sup, lease);
+  if (result.lost) {
+    ctx.out().warn(
+        fmt::format("rcoord: lock '{}' was lost while the command ran: {} (the command "
+                    "was terminated)",
+                    a.name, result.lost_reason));
+    return kLost;
+  }
+  finish(ctx, a, r.token, min_hold, acquired_at);
+  return result.exit_code;
+}
+
+template <typename Fn>
+void on_parse(CLI::App* verb, Context& ctx, std::shared_ptr<LockArgs> args, Fn fn) {
+  verb->callback([&ctx, args, fn] { ctx.action = [&ctx, args, fn] { return fn(ctx, *args); }; });
+}
+
+CLI::Option* add_name(CLI::App* verb, LockArgs& a) {
+  return verb->add_option("name", a.name, "Lock name")->required();
+}
+
+}  // namespace
+
+void add_lock(CLI::App& app, Context& ctx) {
+  auto* lock = app.add_subcommand("lock", "Mutual exclusion with a TTL and fencing tokens");
+  lock->require_subcommand(1);
+
+  auto acq = std::make_shared<LockArgs>();
+  auto* a = lock->add_subcommand("acquire", "Take a lock and print its token");
+  add_name(a, *acq);
+  a->add_option("--ttl", acq->ttl, "Lease length (default 30s)")->check(kDurationCheck);
+  a->add_option("--wait", acq->wait, "Wait up to DUR (or forever) for the lock; default: try once")
+      ->check(kWaitCheck);
+  a->add_option("--token", acq->token,
+                "Use this token (re-acquiring with the holder's token "
+                "refreshes the TTL)");
+  a->footer("Example: TOKEN=$(rcoord lock acquire deploy --ttl 5m) || exit 1");
+  on_parse(a, ctx, acq, run_acquire);
+
+  auto rel = std::make_shared<LockArgs>();
+  auto* r = lock->add_subcommand("release", "Release a lock held by TOKEN");
+  add_name(r, *rel);
+  r->add_option("--token", rel->token, "The holder's token (default $RCOORD_TOKEN)")
+      ->envname("RCOORD_TOKEN")
+      ->required();
+  r->footer("Example: rcoord lock release deploy --token \"$TOKEN\"");
+  on_parse(r, ctx, rel, run_release);
+
+  auto ext = std::make_shared<LockArgs>();
+  auto* e = lock->add_subcommand("extend", "Give a held lock a new TTL");
+  add_name(e, *ext);
+  e->add_option("--token", ext->token, "The holder's token (default $RCOORD_TOKEN)")
+      ->envname("RCOORD_TOKEN")
+      ->required();
+  e->add_option("--ttl", ext->ttl, "New lease length from now (default 30s)")
+      ->check(kDurationCheck);
+  e->footer("Example: rcoord lock extend deploy --token \"$TOKEN\" --ttl 10m");
+  on_parse(e, ctx, ext, run_extend);
+
+  auto st = std::make_shared<LockArgs>();
+  auto* s = lock->add_subcommand("status", "Show the holder, remaining TTL and fence");
+  add_name(s, *st);
+  s->footer("Example: rcoord lock status deploy --json");
+  on_parse(s, ctx, st, run_status);
+
+  auto brk = std::make_shared<LockArgs>();
+  auto* b = lock->add_subcommand("break", "Delete a lock whoever holds it (operator override)");
+  add_name(b, *brk);
+  b->footer("Example: rcoord lock break deploy");
+  on_parse(b, ctx, brk, run_break);
+
+  auto run = std::make_shared<LockArgs>();
+  auto* x = lock->add_subcommand("run", "Run a command while holding the lock");
+  add_name(x, *run);
+  x->add_option("--ttl", run->ttl, "Lease length, renewed every TTL/3 (default 30s)")
+      ->check(kDurationCheck);
+  x->add_option("--wait", run->wait, "Wait up to DUR (or forever); default: try once")
+      ->check(kWaitCheck);
+  x->add_option("--token", run->token, "Use this token instead of a random one");
+  x->add_option("-E,--conflict-exit-code", run->conflict_exit_code,
+                "Exit code when the lock is busy (default 1)")
+      ->check(CLI::Range(0, 255));
+  x->add_option("--kill-grace", run->kill_grace,
+                "On lock loss, SIGKILL the command this long after SIGTERM (default 10s)")
+      ->check(kDurationCheck);
+  x->add_option("--min-hold", run->min_hold,
+                "Keep the lock until DUR after acquisition even if the command ends sooner")
+      ->check(kDurationCheck);
+  x->add_option("command", run->command, "The command and its arguments, after --")->required();
+  x->footer(
+      "Example: rcoord lock run nightly-backup --ttl 1m --min-hold 5m -- ./backup.sh\n"
+      "The command gets RCOORD_TOKEN, RCOORD_FENCE and RCOORD_LOCK in its environment.");
+  on_parse(x, ctx, run, run_run);
+}
+
+}  // namespace rcoord::cmd

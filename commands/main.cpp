@@ -1,0 +1,117 @@
+// rcoord: coordination primitives on Redis, for shell scripts, cron and CI.
+// Parses the command line, runs the chosen verb, and maps errors to the exit codes of SPEC §2.
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "context.hpp"
+#include "errors.hpp"
+#include "lock_command.hpp"
+#include "ops_command.hpp"
+#include "signals.hpp"
+
+namespace {
+
+constexpr const char* kFooter =
+    "Exit codes: 0 yes, 1 no (busy, denied, absent), 2 usage, 3 connection, 4 server or data,\n"
+    "5 lock lost while the command ran; run forms exit with the command's code.\n"
+    "Examples:\n"
+    "  rcoord lock run nightly-backup -- ./backup.sh\n"
+    "  TOKEN=$(rcoord lock acquire deploy --ttl 5m --wait 1m) && ...\n"
+    "See rcoord(1) for the key layout and guarantees.";
+
+// Where the verb path ends, for the hint of a usage error (`rcoord lock acquire --help`).
+std::string help_hint(const CLI::App& app) {
+  std::string path = "rcoord";
+  const CLI::App* current = &app;
+  for (;;) {
+    auto subs = current->get_subcommands();
+    if (subs.empty()) break;
+    current = subs.front();
+    path += " " + current->get_name();
+  }
+  return "see '" + path + " --help'";
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// `rcoord lok`: CLI11 sees an unexpected positional; name the nearest command instead.
+std::string suggestion(const CLI::App& app, int argc, char** argv) {
+  const CLI::App* level = &app;
+  while (!level->get_subcommands().empty()) level = level->get_subcommands().front();
+  for (int i = 1; i < argc; ++i) {
+    std::string word = argv[i];
+    if (word.empty() || word[0] == '-' || word == level->get_name()) continue;
+    std::string best;
+    std::size_t best_distance = 3;
+    for (const auto* sub : level->get_subcommands({})) {
+      if (sub->get_name() == word) return {};
+      std::size_t d = edit_distance(word, sub->get_name());
+      if (sub->get_name().rfind(word, 0) == 0) d = 0;
+      if (d < best_distance) {
+        best = sub->get_name();
+        best_distance = d;
+      }
+    }
+    if (!best.empty()) return "unknown command '" + word + "': did you mean '" + best + "'?";
+    return {};
+  }
+  return {};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  rcoord::cmd::Context ctx;
+  CLI::App app{"rcoord: locks, semaphores and other coordination primitives on Redis", "rcoord"};
+  app.set_help_flag("--help", "Print help and exit");
+  app.set_version_flag("--version", "rcoord " RCOORD_VERSION);
+  app.footer(kFooter);
+  // Global options are accepted after the verb too.
+  app.fallthrough();
+  ctx.add_global_options(app);
+  app.require_subcommand(1);
+  rcoord::cmd::add_lock(app, ctx);
+  rcoord::cmd::add_ops(app, ctx);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::string nearest = suggestion(app, argc, argv);
+    rcoord::Error usage(rcoord::kUsage, nearest.empty() ? e.what() : nearest, help_hint(app));
+    ctx.out().error(usage);
+    return rcoord::kUsage;
+  }
+
+  try {
+    ctx.resolve();
+    return ctx.action();
+  } catch (const rcoord::Error& e) {
+    ctx.out().error(e);
+    if (e.code() == rcoord::kInterrupted && rcoord::signals::pending() != 0) {
+      return 128 + rcoord::signals::pending();
+    }
+    return e.code();
+  } catch (const std::exception& e) {
+    ctx.out().error(rcoord::Error(rcoord::kServer, std::string("internal error: ") + e.what(),
+                                  "please report this"));
+    return rcoord::kServer;
+  }
+}

@@ -1,0 +1,17 @@
+#pragma once
+/// Operator commands: `rcoord ping`.
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "context.hpp"
+#include "server.hpp"
+
+namespace rcoord::cmd {
+void add_ops(CLI::App& app, Context& ctx);
+}  // namespace rcoord::cmd
+
+namespace rcoord::server {
+void to_json(nlohmann::ordered_json& j, const Ping& r);
+std::string to_text(const Ping& r);
+}  // namespace rcoord::server

@@ -1,0 +1,172 @@
+#include "config.hpp"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "errors.hpp"
+
+namespace rcoord {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (std::isspace(static_cast<unsigned char>(s.front())) != 0))
+    s.remove_prefix(1);
+  while (!s.empty() && (std::isspace(static_cast<unsigned char>(s.back())) != 0))
+    s.remove_suffix(1);
+  return s;
+}
+
+class LineParser {
+ public:
+  LineParser(std::string_view line, std::string_view origin, int number)
+      : s_(line), origin_(origin), number_(number) {}
+
+  [[noreturn]] void fail(std::string_view why) const {
+    throw Error(kUsage, fmt::format("bad config {}:{}: {}", origin_, number_, why),
+                "write key = \"value\" lines with long option names, e.g. timeout = \"2s\"");
+  }
+
+  std::vector<std::string> values() {
+    skip_space();
+    std::vector<std::string> out;
+    if (peek() == '[') {
+      ++pos_;
+      skip_space();
+      while (peek() != ']') {
+        out.push_back(scalar());
+        skip_space();
+        if (peek() == ',') {
+          ++pos_;
+          skip_space();
+        } else if (peek() != ']') {
+          fail("expected ',' or ']' in an array");
+        }
+      }
+      ++pos_;
+    } else {
+      out.push_back(scalar());
+    }
+    skip_space();
+    if (pos_ < s_.size() && s_[pos_] != '#') fail("unexpected text after the value");
+    return out;
+  }
+
+ private:
+  char peek() const {
+    if (pos_ >= s_.size()) fail("unexpected end of line");
+    return s_[pos_];
+  }
+  void skip_space() {
+    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t')) ++pos_;
+  }
+  std::string scalar() {
+    char c = peek();
+    if (c == '"') return basic_string();
+    if (c == '\'') return literal_string();
+    std::size_t start = pos_;
+    while (pos_ < s_.size() && s_[pos_] != ',' && s_[pos_] != ']' && s_[pos_] != '#' &&
+           s_[pos_] != ' ' && s_[pos_] != '\t') {
+      ++pos_;
+    }
+    std::string bare(s_.substr(start, pos_ - start));
+    if (bare == "true" || bare == "false") return bare;
+    if (bare.empty()) fail("missing value");
+    for (char d : bare) {
+      if ((std::isdigit(static_cast<unsigned char>(d)) == 0) && d != '-' && d != '+' && d != '.' &&
+          d != '_') {
+        fail(fmt::format("'{}' is not a value: quote strings", bare));
+      }
+    }
+    return bare;
+  }
+  std::string basic_string() {
+    ++pos_;
+    std::string out;
+    for (;;) {
+      char c = peek();
+      ++pos_;
+      if (c == '"') return out;
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
+      char e = peek();
+      ++pos_;
+      switch (e) {
+        case 'n':
+          out += '\n';
+          break;
+        case 't':
+          out += '\t';
+          break;
+        case '"':
+          out += '"';
+          break;
+        case '\\':
+          out += '\\';
+          break;
+        default:
+          fail("unknown escape in a string");
+      }
+    }
+  }
+  std::string literal_string() {
+    ++pos_;
+    auto end = s_.find('\'', pos_);
+    if (end == std::string_view::npos) fail("unterminated string");
+    std::string out(s_.substr(pos_, end - pos_));
+    pos_ = end + 1;
+    return out;
+  }
+
+  std::string_view s_;
+  std::string_view origin_;
+  int number_;
+  std::size_t pos_ = 0;
+};
+
+}  // namespace
+
+ConfigValues parse_config(std::string_view text, std::string_view origin) {
+  ConfigValues values;
+  int number = 0;
+  while (!text.empty()) {
+    auto nl = text.find('\n');
+    std::string_view line = trim(text.substr(0, nl));
+    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+    ++number;
+    if (line.empty() || line.front() == '#') continue;
+    LineParser parser(line, origin, number);
+    if (line.front() == '[')
+      parser.fail("tables ([section]) are not supported; use top-level keys");
+    auto eq = line.find('=');
+    if (eq == std::string_view::npos) parser.fail("expected key = value");
+    std::string key(trim(line.substr(0, eq)));
+    if (key.empty()) parser.fail("missing key");
+    LineParser value_parser(line.substr(eq + 1), origin, number);
+    values[key] = value_parser.values();
+  }
+  return values;
+}
+
+std::string read_small_file(const std::string& path, std::string_view what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw Error(kUsage, fmt::format("cannot read {} '{}': {}", what, path, std::strerror(errno)),
+                "check the path and its permissions");
+  }
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
+
+ConfigValues load_config(const std::string& path) {
+  return parse_config(read_small_file(path, "config file"), path);
+}
+
+}  // namespace rcoord

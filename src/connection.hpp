@@ -1,0 +1,87 @@
+#pragma once
+/// One connection to one Redis server: the socket (TCP or Unix), timeouts, AUTH/SELECT,
+/// pipelining. hiredis is used for the RESP protocol only (formatting and parsing); the
+/// socket is ours, so every wait is a poll() with a deadline and TLS can slot in below.
+
+#include <hiredis/hiredis.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "duration.hpp"
+#include "url.hpp"
+
+namespace rcoord {
+
+struct ReplyDeleter {
+  void operator()(redisReply* r) const { freeReplyObject(r); }
+};
+/// An owned reply. Never null once returned by Connection.
+using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
+
+/// One command: its arguments, binary-safe.
+using Args = std::vector<std::string>;
+
+class Connection {
+ public:
+  /// Does not connect yet: the first command does, so usage errors never touch the network.
+  Connection(Endpoint endpoint, Millis timeout);
+  ~Connection();
+  Connection(Connection&&) noexcept;
+  Connection& operator=(Connection&&) noexcept;
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  /// Sends one command, returns its reply. An error reply throws Error(kServer)
+  /// (or kConnection for authentication errors). I/O failures throw Error(kConnection)
+  /// and close the socket; the next command reconnects.
+  Reply command(const Args& args);
+
+  /// As command(), but returns error replies instead of throwing (NOSCRIPT handling).
+  Reply command_raw(const Args& args);
+
+  /// A blocking command (BLPOP...) whose reply may legitimately take `block` longer than
+  /// the I/O timeout. A managed signal interrupts it with Error(kInterrupted).
+  Reply command_blocking(const Args& args, Millis block);
+
+  /// Sends all commands in one write, then reads as many replies (error replies included).
+  std::vector<Reply> pipeline(const std::vector<Args>& commands);
+
+  /// Connects now (if not connected). Throws Error(kConnection).
+  void ensure_connected();
+  /// Drops the socket; the next command reconnects.
+  void close();
+  bool connected() const { return fd_ >= 0; }
+
+  const Endpoint& endpoint() const { return endpoint_; }
+  Millis timeout() const { return timeout_; }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  void connect_socket(Clock::time_point deadline);
+  void handshake(Clock::time_point deadline);
+  void write_all(std::string_view data, Clock::time_point deadline);
+  Reply read_reply(Clock::time_point deadline);
+  /// Waits for `events` on the socket until `deadline`; false on timeout.
+  bool wait_for(short events, Clock::time_point deadline);
+  [[noreturn]] void fail(const std::string& what, const std::string& hint);
+
+  Endpoint endpoint_;
+  Millis timeout_;
+  int fd_ = -1;
+  redisReader* reader_ = nullptr;
+};
+
+/// Throws Error(kServer) if `r` is an error reply, naming `what` (a command or script).
+void check_reply(const Reply& r, std::string_view what);
+/// Reply accessors that throw Error(kServer) when the shape is not the expected one.
+std::int64_t reply_integer(const redisReply* r);
+std::string reply_string(const redisReply* r);
+bool reply_is_nil(const redisReply* r);
+
+}  // namespace rcoord

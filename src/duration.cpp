@@ -1,0 +1,128 @@
+#include "duration.hpp"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <limits>
+#include <string>
+
+#include "errors.hpp"
+
+namespace rcoord {
+namespace {
+
+// Ten years: longer than any lease or wait makes sense, short enough that
+// arithmetic on milliseconds never overflows.
+constexpr std::int64_t kMaxMillis = 10LL * 365 * 24 * 3600 * 1000;
+
+std::optional<std::int64_t> unit_millis(std::string_view unit) {
+  if (unit == "ms") return 1;
+  if (unit == "s" || unit.empty()) return 1000;
+  if (unit == "m") return 60'000;
+  if (unit == "h") return 3'600'000;
+  if (unit == "d") return 86'400'000;
+  return std::nullopt;
+}
+
+// One `<number>[.<fraction>]<unit>` part; advances `pos`.
+std::optional<double> parse_part(std::string_view text, std::size_t& pos, bool& had_unit) {
+  std::size_t start = pos;
+  while (pos < text.size() && (std::isdigit(static_cast<unsigned char>(text[pos])) != 0)) ++pos;
+  if (pos < text.size() && text[pos] == '.') {
+    ++pos;
+    while (pos < text.size() && (std::isdigit(static_cast<unsigned char>(text[pos])) != 0)) ++pos;
+  }
+  std::string number(text.substr(start, pos - start));
+  if (number.empty() || number == "." || number.size() > 18) return std::nullopt;
+  std::size_t unit_start = pos;
+  while (pos < text.size() && (std::isalpha(static_cast<unsigned char>(text[pos])) != 0)) ++pos;
+  std::string_view unit = text.substr(unit_start, pos - unit_start);
+  had_unit = !unit.empty();
+  auto scale = unit_millis(unit);
+  if (!scale) return std::nullopt;
+  return std::stod(number) * static_cast<double>(*scale);
+}
+
+}  // namespace
+
+std::optional<Millis> parse_duration(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  double total = 0;
+  std::size_t pos = 0;
+  int parts = 0;
+  while (pos < text.size()) {
+    bool had_unit = false;
+    auto part = parse_part(text, pos, had_unit);
+    if (!part) return std::nullopt;
+    // Only the last part of `1h30m` may omit its unit, and only when it is the only part.
+    if (!had_unit && (parts > 0 || pos < text.size())) return std::nullopt;
+    total += *part;
+    ++parts;
+  }
+  if (total > static_cast<double>(kMaxMillis)) return std::nullopt;
+  return Millis(static_cast<std::int64_t>(total + 0.5));
+}
+
+std::optional<Millis> parse_wait(std::string_view text) {
+  if (text == "forever" || text == "inf") return Millis::max();
+  return parse_duration(text);
+}
+
+Millis duration_or_throw(std::string_view option, std::string_view text) {
+  auto d = parse_duration(text);
+  if (!d) {
+    throw Error(kUsage, fmt::format("bad {} '{}'", option, text),
+                "use a duration such as 250ms, 30s, 5m, 1h30m or a number of seconds");
+  }
+  return *d;
+}
+
+Millis wait_or_throw(std::string_view option, std::string_view text) {
+  auto d = parse_wait(text);
+  if (!d) {
+    throw Error(kUsage, fmt::format("bad {} '{}'", option, text),
+                "use a duration such as 500ms, 10s, 5m, or 'forever'");
+  }
+  return *d;
+}
+
+std::optional<Rate> parse_rate(std::string_view text) {
+  auto slash = text.find('/');
+  if (slash == std::string_view::npos || slash == 0) return std::nullopt;
+  std::string_view count_text = text.substr(0, slash);
+  std::string_view period_text = text.substr(slash + 1);
+  if (count_text.size() > 15) return std::nullopt;
+  std::int64_t count = 0;
+  for (char c : count_text) {
+    if (std::isdigit(static_cast<unsigned char>(c)) == 0) return std::nullopt;
+    count = count * 10 + (c - '0');
+  }
+  // `N/s` means per one second: a unit alone stands for one of it.
+  std::string period_string(period_text);
+  if (!period_text.empty() && (std::isalpha(static_cast<unsigned char>(period_text[0])) != 0)) {
+    period_string = "1" + period_string;
+  }
+  auto period = parse_duration(period_string);
+  if (!period || period->count() <= 0) return std::nullopt;
+  return Rate{count, *period};
+}
+
+Rate rate_or_throw(std::string_view option, std::string_view text) {
+  auto r = parse_rate(text);
+  if (!r) {
+    throw Error(kUsage, fmt::format("bad {} '{}'", option, text),
+                "use N/PERIOD such as 10/s, 100/m, 5/h or 100/10s");
+  }
+  return *r;
+}
+
+std::string format_duration(Millis d) {
+  auto ms = d.count();
+  if (ms == 0) return "0s";
+  if (ms % 3'600'000 == 0) return fmt::format("{}h", ms / 3'600'000);
+  if (ms % 60'000 == 0) return fmt::format("{}m", ms / 60'000);
+  if (ms % 1000 == 0) return fmt::format("{}s", ms / 1000);
+  return fmt::format("{}ms", ms);
+}
+
+}  // namespace rcoord

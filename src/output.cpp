@@ -1,0 +1,58 @@
+#include "output.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace rcoord {
+namespace {
+
+bool stderr_colour() {
+  static const bool colour = isatty(STDERR_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr;
+  return colour;
+}
+
+void write_stderr(std::string_view prefix_colour, std::string_view line) {
+  std::string out;
+  if (stderr_colour()) {
+    out += prefix_colour;
+    out += line;
+    out += "\033[0m";
+  } else {
+    out += line;
+  }
+  out += '\n';
+  std::fwrite(out.data(), 1, out.size(), stderr);
+}
+
+}  // namespace
+
+std::string dump_json(const nlohmann::ordered_json& j) {
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+void Printer::write_json(const nlohmann::ordered_json& j) {
+  std::string line = dump_json(j);
+  line += '\n';
+  std::fwrite(line.data(), 1, line.size(), stdout);
+  std::fflush(stdout);
+}
+
+void Printer::write_text(std::string_view text) {
+  if (text.empty()) return;
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  if (text.back() != '\n') std::fputc('\n', stdout);
+  std::fflush(stdout);
+}
+
+void Printer::note(std::string_view line) {
+  if (quiet_ || format_ == Format::kJson) return;
+  write_stderr("\033[33m", line);
+}
+
+void Printer::warn(std::string_view line) { write_stderr("\033[33m", line); }
+
+void Printer::error(const Error& e) { write_stderr("\033[31m", format_error(e)); }
+
+}  // namespace rcoord

@@ -1,0 +1,60 @@
+#pragma once
+/// Where everything rcoord prints goes: data to stdout (text or JSON Lines), diagnostics to
+/// stderr. Commands build a result, and the printer renders it; nothing else writes.
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "errors.hpp"
+
+namespace rcoord {
+
+enum class Format { kText, kJson };
+
+class Printer {
+ public:
+  Printer() = default;
+  Printer(Format format, bool quiet) : format_(format), quiet_(quiet) {}
+
+  Format format() const { return format_; }
+  bool quiet() const { return quiet_; }
+  bool json() const { return format_ == Format::kJson; }
+
+  /// Prints a result: its JSON object as one line, or its text form (one fact per line).
+  /// Views are found by ADL: `to_json(nlohmann::ordered_json&, const T&)`, `std::string
+  /// to_text(const T&)`.
+  template <typename T>
+  void emit(const T& result) {
+    if (quiet_) return;
+    if (format_ == Format::kJson) {
+      nlohmann::ordered_json j;
+      to_json(j, result);
+      write_json(j);
+    } else {
+      write_text(to_text(result));
+    }
+  }
+
+  /// One JSON object on its own line (flushed: lines are consumed as a stream).
+  void write_json(const nlohmann::ordered_json& j);
+  /// Text as is (a trailing newline is added when missing). Nothing for empty text.
+  void write_text(std::string_view text);
+
+  /// A "no" answer or a note for the human at the terminal: one line on stderr, text mode only
+  /// (in JSON mode the result object already says it), never with -q.
+  void note(std::string_view line);
+  /// A warning that must be seen whatever the format (e.g. a lock that could not be released).
+  void warn(std::string_view line);
+  /// The one-line error message of SPEC §2.
+  void error(const Error& e);
+
+ private:
+  Format format_ = Format::kText;
+  bool quiet_ = false;
+};
+
+/// Dumps JSON that may carry binary strings: invalid UTF-8 bytes become U+FFFD.
+std::string dump_json(const nlohmann::ordered_json& j);
+
+}  // namespace rcoord

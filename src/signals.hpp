@@ -1,0 +1,45 @@
+#pragma once
+/// Termination signals (SIGINT, SIGTERM, SIGHUP) turned into values instead of sudden death.
+///
+/// After install(), those signals are blocked. Blocking socket waits use ppoll() with
+/// wait_mask(), which unblocks them only for the duration of the wait, so a Ctrl-C while
+/// rcoord waits for a lock interrupts the wait at once, with no race between checking the
+/// flag and sleeping. A supervisor collects them synchronously with sigtimedwait().
+
+#include <csignal>
+
+namespace rcoord::signals {
+
+/// Installs the recording handlers and blocks the signals. Idempotent.
+void install();
+
+/// The terminating signal received so far, or 0.
+int pending();
+
+/// Records a signal taken synchronously (sigtimedwait), so pending() reports it.
+void record(int signo);
+
+/// The mask to pass to ppoll(): unblocks the signals while interruptible, else keeps them
+/// blocked. nullptr before install() (the current mask stays).
+const sigset_t* wait_mask();
+
+/// The set of signals install() manages (plus nothing else).
+sigset_t managed_set();
+
+/// The signal mask the process had before install(): what a child must get back before exec.
+const sigset_t& original_mask();
+
+/// While alive, socket waits are not interrupted by the managed signals (they stay pending).
+/// Used around work that must finish: releasing a lock, renewing it while a child runs.
+class Uninterruptible {
+ public:
+  Uninterruptible();
+  ~Uninterruptible();
+  Uninterruptible(const Uninterruptible&) = delete;
+  Uninterruptible& operator=(const Uninterruptible&) = delete;
+
+ private:
+  bool previous_;
+};
+
+}  // namespace rcoord::signals

@@ -1,0 +1,34 @@
+#include "token.hpp"
+
+#include <sys/random.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdint>
+
+#include "errors.hpp"
+
+namespace rcoord {
+
+std::string random_token() {
+  std::array<std::uint8_t, 16> bytes{};
+  std::size_t got = 0;
+  while (got < bytes.size()) {
+    ssize_t n = getrandom(bytes.data() + got, bytes.size() - got, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw Error(kServer, "cannot read random bytes from the OS", "check getrandom(2) support");
+    }
+    got += static_cast<std::size_t>(n);
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string token;
+  token.reserve(32);
+  for (std::uint8_t b : bytes) {
+    token += kHex[b >> 4];
+    token += kHex[b & 0xf];
+  }
+  return token;
+}
+
+}  // namespace rcoord
