@@ -53,14 +53,14 @@ const CLI::Validator kDurationCheck(
       if (parse_duration(value)) return {};
       return fmt::format("bad duration '{}': use e.g. 250ms, 30s, 5m, 1h30m", value);
     },
-    "DURATION");
+    "");
 
 const CLI::Validator kWaitCheck(
     [](std::string& value) -> std::string {
       if (parse_wait(value)) return {};
       return fmt::format("bad duration '{}': use e.g. 500ms, 10s, 5m or forever", value);
     },
-    "DURATION|forever");
+    "");
 
 void Context::add_global_options(CLI::App& app) {
   auto add = [&](const std::string& key, CLI::Option* opt) {
@@ -81,7 +81,7 @@ void Context::add_global_options(CLI::App& app) {
                                "Namespace of every key rcoord creates (default rcoord:)")
                     ->type_name("STR"));
   add("output", app.add_option("-o,--output", opts.output, "Output format: text or json")
-                    ->check(CLI::IsMember({"text", "json"}))
+                    ->check(CLI::IsMember({"text", "json"}).description(""))
                     ->type_name("text|json"));
   add("json", app.add_flag("--json", opts.json, "Same as -o json"));
   add("quiet",
@@ -94,10 +94,10 @@ void Context::add_global_options(CLI::App& app) {
                   ->type_name("HOST"));
   add("port", app.add_option("-p", opts.port, "Server port (as redis-cli)")
                   ->type_name("PORT")
-                  ->check(CLI::Range(1, 65535)));
+                  ->check(CLI::Range(1, 65535).description("")));
   add("db", app.add_option("-n", opts.db, "Database number (as redis-cli)")
                 ->type_name("DB")
-                ->check(CLI::Range(0, 1'000'000)));
+                ->check(CLI::Range(0, 1'000'000).description("")));
   add("password", app.add_option("-a,--pass", opts.password,
                                  "Password (as redis-cli; visible in ps: prefer --password-file)")
                       ->type_name("PASSWORD"));
@@ -201,6 +201,9 @@ void Context::resolve_endpoint() {
   auto cli_or_config = [&](const std::string& key,
                            const std::string& cli_value) -> std::optional<std::string> {
     if (given(key)) return cli_value;
+    // The config file's host, port... refine a URL of its own tier (or the default), never
+    // one given on the command line or in the environment.
+    if (url_tier == kCli || url_tier == kEnv) return std::nullopt;
     return from_config(key);
   };
   if (auto s = cli_or_config("socket", opts.socket)) ep.socket_path = *s;

@@ -170,6 +170,7 @@ int run_run(Context& ctx, const LockArgs& a) {
   if (opts.token.empty()) opts.token = random_token();
   auto r = acquire_or_abort(ctx, a.name, opts);
   if (!r.acquired) {
+    ctx.out().emit(r);  // JSON: the busy object; text: nothing (stdout is the command's)
     note_busy(ctx, r);
     return a.conflict_exit_code;
   }
@@ -212,8 +213,11 @@ void add_lock(CLI::App& app, Context& ctx) {
   auto acq = std::make_shared<LockArgs>();
   auto* a = lock->add_subcommand("acquire", "Take a lock and print its token");
   add_name(a, *acq);
-  a->add_option("--ttl", acq->ttl, "Lease length (default 30s)")->check(kDurationCheck);
+  a->add_option("--ttl", acq->ttl, "Lease length (default 30s)")
+      ->type_name("DURATION")
+      ->check(kDurationCheck);
   a->add_option("--wait", acq->wait, "Wait up to DUR (or forever) for the lock; default: try once")
+      ->type_name("DURATION|forever")
       ->check(kWaitCheck);
   a->add_option("--token", acq->token,
                 "Use this token (re-acquiring with the holder's token "
@@ -237,6 +241,7 @@ void add_lock(CLI::App& app, Context& ctx) {
       ->envname("RCOORD_TOKEN")
       ->required();
   e->add_option("--ttl", ext->ttl, "New lease length from now (default 30s)")
+      ->type_name("DURATION")
       ->check(kDurationCheck);
   e->footer("Example: rcoord lock extend deploy --token \"$TOKEN\" --ttl 10m");
   on_parse(e, ctx, ext, run_extend);
@@ -257,18 +262,23 @@ void add_lock(CLI::App& app, Context& ctx) {
   auto* x = lock->add_subcommand("run", "Run a command while holding the lock");
   add_name(x, *run);
   x->add_option("--ttl", run->ttl, "Lease length, renewed every TTL/3 (default 30s)")
+      ->type_name("DURATION")
       ->check(kDurationCheck);
   x->add_option("--wait", run->wait, "Wait up to DUR (or forever); default: try once")
+      ->type_name("DURATION|forever")
       ->check(kWaitCheck);
   x->add_option("--token", run->token, "Use this token instead of a random one");
   x->add_option("-E,--conflict-exit-code", run->conflict_exit_code,
                 "Exit code when the lock is busy (default 1)")
-      ->check(CLI::Range(0, 255));
+      ->type_name("CODE")
+      ->check(CLI::Range(0, 255).description(""));
   x->add_option("--kill-grace", run->kill_grace,
                 "On lock loss, SIGKILL the command this long after SIGTERM (default 10s)")
+      ->type_name("DURATION")
       ->check(kDurationCheck);
   x->add_option("--min-hold", run->min_hold,
                 "Keep the lock until DUR after acquisition even if the command ends sooner")
+      ->type_name("DURATION")
       ->check(kDurationCheck);
   x->add_option("command", run->command, "The command and its arguments, after --")->required();
   x->footer(

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "context.hpp"
@@ -75,6 +76,54 @@ std::string suggestion(const CLI::App& app, int argc, char** argv) {
   return {};
 }
 
+// Every top-level command and the function that registers it. Building CLI11's tree is
+// most of a one-shot command's start-up, so only the named command's group is built.
+struct Command {
+  std::string_view name;
+  void (*add)(CLI::App&, rcoord::cmd::Context&);
+};
+constexpr Command kCommands[] = {
+    {"lock", rcoord::cmd::add_lock},
+    {"ping", rcoord::cmd::add_ops},
+};
+
+// Global options that take a value in the next argument (`-p 6379`).
+bool takes_value(std::string_view arg) {
+  static constexpr std::string_view kWithValue[] = {
+      "-u", "--url",    "--password-file", "--timeout", "--prefix",
+      "-o", "--output", "--config",        "-h",        "-p",
+      "-n", "-a",       "--pass",          "--user",    "-s"};
+  return std::find(std::begin(kWithValue), std::end(kWithValue), arg) != std::end(kWithValue);
+}
+
+// The command word of argv (`lock` in `rcoord -p 6379 lock acquire x`), or "".
+std::string_view command_word(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--") return {};
+    if (arg.empty() || arg[0] != '-') return arg;
+    if (takes_value(arg)) ++i;
+  }
+  return {};
+}
+
+void add_commands(CLI::App& app, rcoord::cmd::Context& ctx, std::string_view word) {
+  void (*only)(CLI::App&, rcoord::cmd::Context&) = nullptr;
+  for (const auto& c : kCommands) {
+    if (c.name == word) only = c.add;
+  }
+  if (only != nullptr) {
+    only(app, ctx);
+    return;
+  }
+  // --help, or an unknown word: build everything, so help lists all and typos get a hint.
+  void (*last)(CLI::App&, rcoord::cmd::Context&) = nullptr;
+  for (const auto& c : kCommands) {
+    if (c.add != last) c.add(app, ctx);
+    last = c.add;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -87,8 +136,7 @@ int main(int argc, char** argv) {
   app.fallthrough();
   ctx.add_global_options(app);
   app.require_subcommand(1);
-  rcoord::cmd::add_lock(app, ctx);
-  rcoord::cmd::add_ops(app, ctx);
+  add_commands(app, ctx, command_word(argc, argv));
 
   try {
     app.parse(argc, argv);

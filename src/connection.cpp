@@ -213,15 +213,14 @@ void Connection::handshake(Clock::time_point deadline) {
 
 void Connection::ensure_connected() {
   if (fd_ >= 0) return;
+  if (endpoint_.tls) {
+    throw Error(kUsage, "rediss:// (TLS) is not supported by this build yet",
+                "connect without TLS, e.g. through a local stunnel, until TLS support lands");
+  }
   auto deadline = Clock::now() + timeout_;
   connect_socket(deadline);
   reader_ = redisReaderCreate();
   if (reader_ == nullptr) fail("out of memory", "");
-  if (endpoint_.tls) {
-    close();
-    throw Error(kUsage, "rediss:// (TLS) is not supported by this build yet",
-                "connect without TLS, e.g. through a local stunnel, until TLS support lands");
-  }
   handshake(deadline);
 }
 

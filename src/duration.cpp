@@ -20,12 +20,12 @@ std::optional<std::int64_t> unit_millis(std::string_view unit) {
   if (unit == "s" || unit.empty()) return 1000;
   if (unit == "m") return 60'000;
   if (unit == "h") return 3'600'000;
-  if (unit == "d") return 86'400'000;
   return std::nullopt;
 }
 
-// One `<number>[.<fraction>]<unit>` part; advances `pos`.
-std::optional<double> parse_part(std::string_view text, std::size_t& pos, bool& had_unit) {
+// One `<number>[.<fraction>]<unit>` part; advances `pos`, reports the unit's size.
+std::optional<double> parse_part(std::string_view text, std::size_t& pos, bool& had_unit,
+                                 std::int64_t& unit_size) {
   std::size_t start = pos;
   while (pos < text.size() && (std::isdigit(static_cast<unsigned char>(text[pos])) != 0)) ++pos;
   if (pos < text.size() && text[pos] == '.') {
@@ -40,6 +40,7 @@ std::optional<double> parse_part(std::string_view text, std::size_t& pos, bool& 
   had_unit = !unit.empty();
   auto scale = unit_millis(unit);
   if (!scale) return std::nullopt;
+  unit_size = *scale;
   return std::stod(number) * static_cast<double>(*scale);
 }
 
@@ -50,12 +51,16 @@ std::optional<Millis> parse_duration(std::string_view text) {
   double total = 0;
   std::size_t pos = 0;
   int parts = 0;
+  std::int64_t previous_unit = std::numeric_limits<std::int64_t>::max();
   while (pos < text.size()) {
     bool had_unit = false;
-    auto part = parse_part(text, pos, had_unit);
+    std::int64_t unit = 0;
+    auto part = parse_part(text, pos, had_unit, unit);
     if (!part) return std::nullopt;
-    // Only the last part of `1h30m` may omit its unit, and only when it is the only part.
+    // A bare number stands alone; combined parts go largest unit first (`1h30m`, not `30m1h`).
     if (!had_unit && (parts > 0 || pos < text.size())) return std::nullopt;
+    if (unit >= previous_unit) return std::nullopt;
+    previous_unit = unit;
     total += *part;
     ++parts;
   }
@@ -64,7 +69,7 @@ std::optional<Millis> parse_duration(std::string_view text) {
 }
 
 std::optional<Millis> parse_wait(std::string_view text) {
-  if (text == "forever" || text == "inf") return Millis::max();
+  if (text == "forever") return Millis::max();
   return parse_duration(text);
 }
 

@@ -10,7 +10,8 @@ namespace rcoord {
 
 using Millis = std::chrono::milliseconds;
 
-/// Parses `250ms`, `30s`, `5m`, `1h`, `1h30m`, `1.5s` or a bare number of seconds.
+/// Parses `250ms`, `30s`, `5m`, `1h`, `1h30m` or a bare number of seconds; a decimal
+/// fraction is accepted too (`1.5s`, `0.25`), as flock -w does.
 /// nullopt for anything else (empty, negative, spaces, unknown unit, overflow).
 std::optional<Millis> parse_duration(std::string_view text);
 

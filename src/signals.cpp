@@ -11,6 +11,11 @@ bool g_interruptible = true;
 sigset_t g_original_mask;
 sigset_t g_unblocked_mask;  // the original mask minus our signals: used inside ppoll
 sigset_t g_blocked_mask;    // the original mask plus our signals
+sigset_t g_ignored = [] {   // managed signals that were ignored on entry
+  sigset_t set;
+  sigemptyset(&set);
+  return set;
+}();
 
 constexpr int kManaged[] = {SIGINT, SIGTERM, SIGHUP};
 
@@ -21,17 +26,26 @@ extern "C" void record_signal(int signo) { g_pending = signo; }
 sigset_t managed_set() {
   sigset_t set;
   sigemptyset(&set);
-  for (int s : kManaged) sigaddset(&set, s);
+  for (int s : kManaged) {
+    // Linux keeps a blocked signal pending even when it is ignored: leave those alone.
+    if (sigismember(&g_ignored, s) != 1) sigaddset(&set, s);
+  }
   return set;
 }
 
 void install() {
   if (g_installed) return;
+  for (int s : kManaged) {
+    struct sigaction current {};
+    sigaction(s, nullptr, &current);
+    if (current.sa_handler == SIG_IGN) sigaddset(&g_ignored, s);
+  }
   sigset_t set = managed_set();
   sigprocmask(SIG_BLOCK, &set, &g_original_mask);
   g_blocked_mask = g_original_mask;
   g_unblocked_mask = g_original_mask;
   for (int s : kManaged) {
+    if (sigismember(&set, s) != 1) continue;
     sigaddset(&g_blocked_mask, s);
     sigdelset(&g_unblocked_mask, s);
     struct sigaction sa {};
@@ -44,6 +58,14 @@ void install() {
 }
 
 int pending() { return g_pending; }
+
+void restore_for_child() {
+  for (int s : kManaged) {
+    bool ignored = g_installed && sigismember(&g_ignored, s) == 1;
+    signal(s, ignored ? SIG_IGN : SIG_DFL);
+  }
+  sigprocmask(SIG_SETMASK, &original_mask(), nullptr);
+}
 
 void record(int signo) { g_pending = signo; }
 

@@ -10,8 +10,13 @@
 
 namespace rcoord::signals {
 
-/// Installs the recording handlers and blocks the signals. Idempotent.
+/// Installs the recording handlers and blocks the signals. Idempotent. A signal that was
+/// ignored when rcoord started (nohup, a background job of a script) stays ignored, for
+/// rcoord and for the children it runs.
 void install();
+
+/// Gives a freshly forked child the dispositions and mask rcoord was started with.
+void restore_for_child();
 
 /// The terminating signal received so far, or 0.
 int pending();
@@ -23,7 +28,7 @@ void record(int signo);
 /// blocked. nullptr before install() (the current mask stays).
 const sigset_t* wait_mask();
 
-/// The set of signals install() manages (plus nothing else).
+/// The signals install() manages: SIGINT, SIGTERM, SIGHUP, less those ignored on entry.
 sigset_t managed_set();
 
 /// The signal mask the process had before install(): what a child must get back before exec.

@@ -52,8 +52,8 @@ class TerminalHandover {
 
 [[noreturn]] void exec_child(const SuperviseOptions& opts) {
   setpgid(0, 0);
-  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE}) signal(s, SIG_DFL);
-  sigprocmask(SIG_SETMASK, &signals::original_mask(), nullptr);
+  signal(SIGCHLD, SIG_DFL);
+  signals::restore_for_child();
   for (const auto& [key, value] : opts.env) setenv(key.c_str(), value.c_str(), 1);
   std::vector<char*> argv;
   argv.reserve(opts.command.size() + 1);
@@ -135,11 +135,13 @@ class Supervisor {
 
   void renew() {
     signals::Uninterruptible quiet;  // a signal during renewal is forwarded afterwards
+    // Redis starts the new TTL somewhere between our send and its reply: count from the send,
+    // so our idea of the lease never outlives the server's.
+    auto sent = Clock::now();
     try {
       if (lease_.renew()) {
-        auto now = Clock::now();
-        lease_end_ = now + lease_.ttl;
-        next_renewal_ = now + lease_.ttl / 3;
+        lease_end_ = sent + lease_.ttl;
+        next_renewal_ = sent + lease_.ttl / 3;
       } else {
         lose("it is now held by someone else or was deleted");
       }
