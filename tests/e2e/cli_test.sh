@@ -1,0 +1,142 @@
+# The CLI contract of the lock verbs: outputs, JSON shapes, and every exit code of SPEC §2.
+source "$(dirname "$0")/lib.sh"
+start_redis R
+export RCOORD_URL=$R_URL
+
+# 0: acquired; the token alone on stdout, so TOKEN=$(...) works
+expect 0 "$RCOORD" lock acquire job --ttl 10s
+TOKEN=$OUT
+[[ $TOKEN =~ ^[0-9a-f]{32}$ ]] || fail "token is not 32 hex digits: $TOKEN"
+assert_eq "$ERR" "" "acquire writes nothing on stderr"
+pass "acquire prints the token"
+
+# 1: busy; nothing on stdout, a one-line note on stderr
+expect 1 "$RCOORD" lock acquire job
+assert_eq "$OUT" "" "busy prints no data"
+assert_contains "$ERR" "lock 'job' is busy"
+assert_lines "$ERR" 1
+pass "busy exits 1 with a note"
+
+# JSON shapes of SPEC §3
+expect 1 "$RCOORD" lock acquire job --json
+assert_eq "$(json_field "$OUT" acquired)" false
+assert_eq "$(json_field "$OUT" name)" job
+ttl=$(json_field "$OUT" ttl_ms)
+[ "$ttl" -gt 8000 ] && [ "$ttl" -le 10000 ] || fail "busy ttl_ms is the holder's remaining TTL: $ttl"
+assert_eq "$ERR" "" "JSON mode puts the no-answer in the object, not on stderr"
+expect 0 "$RCOORD" -o json lock acquire other
+for f in acquired name token ttl_ms fence waited_ms; do json_field "$OUT" $f >/dev/null || fail "missing $f"; done
+assert_eq "$(json_field "$OUT" ttl_ms)" 30000
+pass "JSON of acquire, busy and acquired"
+
+# re-acquire with the holder's token refreshes
+expect 0 "$RCOORD" lock acquire job --token "$TOKEN" --ttl 20s
+assert_eq "$OUT" "$TOKEN"
+expect 0 "$RCOORD" lock status job --json
+assert_eq "$(json_field "$OUT" held)" true
+assert_eq "$(json_field "$OUT" token)" "$TOKEN"
+[ "$(json_field "$OUT" ttl_ms)" -gt 19000 ] || fail "re-acquire did not refresh the TTL"
+pass "re-acquire with the same token"
+
+# status text: field: value lines with the JSON names
+expect 0 "$RCOORD" lock status job
+assert_contains "$OUT" "held: true"
+assert_contains "$OUT" "token: $TOKEN"
+assert_contains "$OUT" "fence: 1"
+assert_lines "$OUT" 5
+
+# extend: 0 for the holder, 1 for anyone else
+expect 0 "$RCOORD" lock extend job --token "$TOKEN" --ttl 40s
+expect 1 "$RCOORD" lock extend job --token wrong
+assert_contains "$ERR" "not held by this token"
+RCOORD_TOKEN=$TOKEN expect 0 "$RCOORD" lock extend job --ttl 40s
+pass "extend"
+
+# release: 1 not the holder, 0 released, then free
+expect 1 "$RCOORD" lock release job --token wrong
+expect 0 "$RCOORD" lock release job --token "$TOKEN"
+assert_eq "$OUT" "released"
+expect 1 "$RCOORD" lock status job
+assert_contains "$OUT" "held: false"
+pass "release"
+
+# fences strictly increase, also across break
+expect 0 "$RCOORD" lock acquire job --json
+f1=$(json_field "$OUT" fence)
+expect 0 "$RCOORD" lock break job
+assert_contains "$OUT" "broken:"
+expect 1 "$RCOORD" lock break job
+expect 0 "$RCOORD" lock acquire job --json
+f2=$(json_field "$OUT" fence)
+[ "$f2" -gt "$f1" ] || fail "fence did not increase: $f1 then $f2"
+pass "break, fences increase"
+
+# -q: nothing on stdout, the exit code says it
+expect 1 "$RCOORD" -q lock acquire job
+assert_eq "$OUT$ERR" "" "-q is silent"
+expect 0 "$RCOORD" lock status job -q
+assert_eq "$OUT" ""
+pass "quiet"
+
+# global options after the verb; redis-cli's -h/-p/-n
+expect 0 "$RCOORD" lock acquire after --json --prefix app:
+assert_eq "$(redis-cli -p "$R_PORT" exists 'app:{lock:after}')" 1
+expect 0 env -u RCOORD_URL "$RCOORD" -h 127.0.0.1 -p "$R_PORT" -n 4 lock acquire db4
+assert_eq "$(redis-cli -p "$R_PORT" -n 4 exists 'rcoord:{lock:db4}')" 1
+expect 0 env -u RCOORD_URL "$RCOORD" -s "$R_SOCK" lock status db4 -n 4
+pass "global options anywhere, redis-cli flags"
+
+# 2: usage errors name the bad value; nothing touches the network
+for args in "lock acquire x --ttl 5x" "lock acquire x --wait soon" "lock acquire" "lock" \
+  "lock frob x" "--url foo://x lock status x" "--url redis://h:99999 lock status x" \
+  "--timeout 0 lock status x" "lock run x --kill-grace 1y -- true" "lock run x" \
+  "lock acquire x --ttl 0" "lock acquire '' " "--output yaml lock status x"; do
+  eval "expect 2 \"\$RCOORD\" $args"
+  assert_lines "$ERR" 1 "usage error is one line for: $args"
+  assert_contains "$ERR" "rcoord: "
+done
+expect 2 "$RCOORD" lock acquire x --ttl 5x
+assert_contains "$ERR" "5x"
+expect 2 "$RCOORD" lok
+assert_contains "$ERR" "did you mean 'lock'"
+expect 2 "$RCOORD" lock acqire x
+assert_contains "$ERR" "did you mean 'acquire'"
+pass "usage errors exit 2"
+
+# 3: unreachable, with what to do
+port=$(free_port)
+expect 3 "$RCOORD" --url "redis://127.0.0.1:$port" lock acquire x
+assert_contains "$ERR" "cannot connect to 127.0.0.1:$port"
+assert_contains "$ERR" "(set --url or RCOORD_URL)"
+assert_lines "$ERR" 1
+pass "unreachable exits 3"
+
+# 4: the key holds another type; it is named and left alone
+redis-cli -p "$R_PORT" set 'rcoord:{lock:str}' precious >/dev/null
+redis-cli -p "$R_PORT" rpush 'rcoord:{lock:lst}' a >/dev/null
+redis-cli -p "$R_PORT" hset 'rcoord:{lock:hsh}' f v >/dev/null
+for name in str lst hsh; do
+  for verb in "acquire $name" "status $name" "break $name" "release $name --token t" \
+    "extend $name --token t"; do
+    eval "expect 4 \"\$RCOORD\" lock $verb"
+    assert_contains "$ERR" "rcoord:{lock:$name}"
+    assert_lines "$ERR" 1
+  done
+done
+assert_eq "$(redis-cli -p "$R_PORT" get 'rcoord:{lock:str}')" precious
+pass "wrong type exits 4 and overwrites nothing"
+
+# --help and --version exit 0
+expect 0 "$RCOORD" --help
+assert_contains "$OUT" "lock"
+expect 0 "$RCOORD" lock run --help
+assert_contains "$OUT" "--kill-grace"
+expect 0 "$RCOORD" --version
+assert_contains "$OUT" "rcoord "
+pass "help and version"
+
+# ping
+expect 0 "$RCOORD" ping --json
+assert_eq "$(json_field "$OUT" mode)" standalone
+json_field "$OUT" version >/dev/null
+pass "ping"

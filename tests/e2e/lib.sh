@@ -1,0 +1,134 @@
+# Shared helpers for the end-to-end tests: a throwaway redis-server on a free loopback port
+# (stopped by PID on exit), assertions, and timing. Sourced by every *_test.sh.
+set -euo pipefail
+
+RCOORD=${RCOORD_BIN:?set RCOORD_BIN to the rcoord binary}
+TEST_TMP=$(mktemp -d /tmp/rcoord-e2e.XXXXXX)
+_redis_pids=()
+_bg_pids=()
+
+_cleanup() {
+  local pid
+  for pid in "${_bg_pids[@]}"; do kill -9 -- "$pid" 2>/dev/null || true; done
+  for pid in "${_redis_pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+  for pid in "${_redis_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$TEST_TMP"
+}
+trap _cleanup EXIT
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+pass() { echo "ok - $*"; }
+
+# Remember a background process to kill at exit.
+track() { _bg_pids+=("$1"); }
+
+# now_ms: monotonic-enough wall time in milliseconds.
+now_ms() { date +%s%3N; }
+
+# start_redis NAME [extra redis-server args...]: sets ${NAME}_PORT, ${NAME}_PID, ${NAME}_URL.
+start_redis() {
+  local name=$1
+  shift
+  local attempt port pid dir
+  for attempt in 1 2 3 4 5 6 7 8 9 10; do
+    port=$((20000 + RANDOM % 40000))
+    dir="$TEST_TMP/redis-$name-$port"
+    mkdir -p "$dir"
+    redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" \
+      --unixsocket "$dir/redis.sock" --logfile "$dir/redis.log" "$@" &
+    pid=$!
+    local i
+    for i in $(seq 1 100); do
+      if ! kill -0 "$pid" 2>/dev/null; then break; fi
+      if redis-cli -p "$port" ping 2>/dev/null | grep -q PONG; then
+        _redis_pids+=("$pid")
+        printf -v "${name}_PORT" '%s' "$port"
+        printf -v "${name}_PID" '%s' "$pid"
+        printf -v "${name}_URL" '%s' "redis://127.0.0.1:$port"
+        printf -v "${name}_SOCK" '%s' "$dir/redis.sock"
+        return 0
+      fi
+      # NOAUTH also means it is up (requirepass given in the extra args)
+      if redis-cli -p "$port" ping 2>&1 | grep -q NOAUTH; then
+        _redis_pids+=("$pid")
+        printf -v "${name}_PORT" '%s' "$port"
+        printf -v "${name}_PID" '%s' "$pid"
+        printf -v "${name}_URL" '%s' "redis://127.0.0.1:$port"
+        printf -v "${name}_SOCK" '%s' "$dir/redis.sock"
+        return 0
+      fi
+      sleep 0.02
+    done
+    kill -9 "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  fail "cannot start redis-server"
+}
+
+# alive PID: the process exists and is not a zombie (a killed orphan may wait a while for
+# PID 1 to reap it, and kill -0 succeeds on zombies).
+alive() {
+  local state
+  state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
+  [ -n "$state" ] && [ "$state" != Z ]
+}
+
+# A port nothing listens on.
+free_port() {
+  local port
+  while :; do
+    port=$((20000 + RANDOM % 40000))
+    if ! (echo > "/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+      echo "$port"
+      return
+    fi
+  done
+}
+
+# rc CMD...: runs CMD, stores its exit code in RC, stdout in OUT, stderr in ERR.
+rc() {
+  set +e
+  "$@" >"$TEST_TMP/out" 2>"$TEST_TMP/err"
+  RC=$?
+  set -e
+  OUT=$(cat "$TEST_TMP/out")
+  ERR=$(cat "$TEST_TMP/err")
+}
+
+# expect CODE CMD...: runs CMD and fails unless it exits with CODE.
+expect() {
+  local want=$1
+  shift
+  rc "$@"
+  if [ "$RC" != "$want" ]; then
+    fail "expected exit $want, got $RC from: $* | stdout: $OUT | stderr: $ERR"
+  fi
+}
+
+assert_eq() { [ "$1" == "$2" ] || fail "${3:-values differ}: got '$1', want '$2'"; }
+assert_contains() {
+  case "$1" in *"$2"*) ;; *) fail "${3:-missing text}: '$1' does not contain '$2'" ;; esac
+}
+assert_lines() {
+  local n
+  n=$(printf '%s' "$1" | grep -c '' || true)
+  [ "$n" -eq "$2" ] || fail "${3:-line count}: got $n lines, want $2: $1"
+}
+
+# wait_until SECONDS CMD...: polls CMD every 20 ms until it succeeds or time runs out.
+wait_until() {
+  local deadline=$(($(now_ms) + $1 * 1000))
+  shift
+  until "$@" >/dev/null 2>&1; do
+    [ "$(now_ms)" -lt "$deadline" ] || return 1
+    sleep 0.02
+  done
+}
+
+# json_field JSON FIELD: a top-level scalar field of a one-line JSON object.
+json_field() {
+  python3 -c 'import json,sys; v=json.loads(sys.argv[1])[sys.argv[2]]; print(json.dumps(v) if isinstance(v,bool) else v)' "$1" "$2"
+}

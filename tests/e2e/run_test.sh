@@ -1,0 +1,74 @@
+# lock run: exit codes, environment, renewal, release, --min-hold, --conflict-exit-code.
+source "$(dirname "$0")/lib.sh"
+start_redis R
+export RCOORD_URL=$R_URL
+
+# the child's code, environment, and release afterwards
+expect 42 "$RCOORD" lock run job -- sh -c 'echo "$RCOORD_TOKEN $RCOORD_FENCE $RCOORD_LOCK"; exit 42'
+read -r tok fence name <<<"$OUT"
+[[ $tok =~ ^[0-9a-f]{32}$ ]] || fail "RCOORD_TOKEN missing: $OUT"
+assert_eq "$fence" 1
+assert_eq "$name" job
+expect 1 "$RCOORD" lock status job
+pass "child's exit code, RCOORD_TOKEN/FENCE/LOCK, released after"
+
+# stdin, stdout and arguments reach the child untouched (argv, no shell)
+out=$(printf 'in put' | "$RCOORD" lock run job -- sh -c 'cat; printf " %s|" "$@"' sh 'a b' '$HOME' '')
+assert_eq "$out" 'in put a b| $HOME| |'
+pass "argv and stdio pass through"
+
+# 128+N when the child dies of signal N; 127/126 when it cannot run
+expect 138 "$RCOORD" lock run job -- sh -c 'kill -USR1 $$'
+expect 127 "$RCOORD" lock run job -- /nonexistent/cmd
+assert_contains "$ERR" "cannot run '/nonexistent/cmd'"
+touch "$TEST_TMP/noexec"
+expect 126 "$RCOORD" lock run job -- "$TEST_TMP/noexec"
+expect 1 "$RCOORD" lock status job
+pass "signal and exec failure codes; lock released each time"
+
+# busy: exit 1, or --conflict-exit-code; the command does not run
+expect 0 "$RCOORD" lock acquire job --ttl 10s
+holder=$OUT
+expect 1 "$RCOORD" lock run job -- touch "$TEST_TMP/ran"
+assert_contains "$ERR" "busy"
+expect 75 "$RCOORD" lock run job -E 75 -- touch "$TEST_TMP/ran"
+expect 1 "$RCOORD" lock run job --json -- touch "$TEST_TMP/ran"
+assert_eq "$(json_field "$OUT" acquired)" false "run --json prints the busy object"
+expect 0 "$RCOORD" lock run job --conflict-exit-code 0 -- touch "$TEST_TMP/ran"
+[ ! -e "$TEST_TMP/ran" ] || fail "the command ran while the lock was busy"
+pass "busy: conflict exit code, command not run"
+
+# --wait: runs once the holder releases
+( sleep 0.5; "$RCOORD" lock release job --token "$holder" >/dev/null ) &
+releaser=$!
+start=$(now_ms)
+expect 0 "$RCOORD" lock run job --wait 10s -- touch "$TEST_TMP/ran"
+took=$(($(now_ms) - start))
+[ -e "$TEST_TMP/ran" ] || fail "did not run after waiting"
+[ "$took" -lt 2000 ] || fail "waited ${took}ms for a release after 500ms"
+wait $releaser
+pass "--wait runs after the release (${took}ms)"
+
+# renewal: a 1s lease outlives itself while the command runs, and is gone after
+"$RCOORD" lock run renew --ttl 1s -- sleep 2.5 &
+runner=$!
+track $runner
+wait_until 2 "$RCOORD" lock status renew || fail "run never took the lock"
+sleep 1.5
+expect 1 "$RCOORD" lock acquire renew
+sleep 0.6
+expect 1 "$RCOORD" lock acquire renew
+wait $runner
+expect 1 "$RCOORD" lock status renew
+pass "renewal keeps a 1s lease alive for 2.5s, released at the end"
+
+# --min-hold keeps the lock after a quick command, by its TTL
+expect 0 "$RCOORD" lock run cron --min-hold 2s -- true
+expect 1 "$RCOORD" lock run cron -- touch "$TEST_TMP/cron-twice"
+expect 0 "$RCOORD" lock status cron --json
+ttl=$(json_field "$OUT" ttl_ms)
+[ "$ttl" -le 2000 ] && [ "$ttl" -gt 1000 ] || fail "min-hold TTL is $ttl"
+sleep 2.2
+expect 0 "$RCOORD" lock run cron -- true
+[ ! -e "$TEST_TMP/cron-twice" ] || fail "the second host ran inside --min-hold"
+pass "--min-hold: the same job on a late host does not run twice"

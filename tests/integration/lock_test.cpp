@@ -1,0 +1,179 @@
+// The lock module through its C++ API, against a real redis-server.
+
+#include "lock.hpp"
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "errors.hpp"
+#include "redis_server.hpp"
+
+using namespace std::chrono_literals;
+using rcoord::Millis;
+namespace lock = rcoord::lock;
+
+namespace {
+
+struct LockFixture {
+  rcoord::Connection conn = rcoord::test::shared_server().connect();
+  rcoord::Keys keys{rcoord::test::unique_prefix()};
+};
+
+}  // namespace
+
+TEST_CASE_FIXTURE(LockFixture, "a lock is busy until released") {
+  auto first = lock::acquire(conn, keys, "job", {});
+  REQUIRE(first.acquired);
+  CHECK(first.token.size() == 32);
+  CHECK(first.ttl_ms == 30'000);
+
+  auto second = lock::acquire(conn, keys, "job", {});
+  CHECK_FALSE(second.acquired);
+  CHECK(second.token.empty());
+  CHECK(second.ttl_ms > 29'000);  // the holder's remaining TTL
+
+  CHECK_FALSE(lock::release(conn, keys, "job", "not-the-token"));
+  CHECK(lock::release(conn, keys, "job", first.token));
+  CHECK_FALSE(lock::release(conn, keys, "job", first.token));  // already free
+  CHECK(lock::acquire(conn, keys, "job", {}).acquired);
+}
+
+TEST_CASE_FIXTURE(LockFixture, "re-acquiring with the holder's token refreshes the TTL") {
+  auto first = lock::acquire(conn, keys, "job", {Millis(1000), std::nullopt, "mine"});
+  REQUIRE(first.acquired);
+  auto again = lock::acquire(conn, keys, "job", {Millis(60'000), std::nullopt, "mine"});
+  CHECK(again.acquired);
+  CHECK(again.fence == first.fence);  // same holder, same fence
+  CHECK(lock::status(conn, keys, "job").ttl_ms > 59'000);
+  CHECK_FALSE(lock::acquire(conn, keys, "job", {Millis(1000), std::nullopt, "other"}).acquired);
+}
+
+TEST_CASE_FIXTURE(LockFixture, "fences strictly increase, across release and break") {
+  std::int64_t last = 0;
+  for (int i = 0; i < 5; ++i) {
+    auto r = lock::acquire(conn, keys, "f", {});
+    REQUIRE(r.acquired);
+    CHECK(r.fence > last);
+    last = r.fence;
+    if (i % 2 == 0) {
+      CHECK(lock::release(conn, keys, "f", r.token));
+    } else {
+      CHECK(lock::break_lock(conn, keys, "f").broken);
+    }
+  }
+  CHECK(lock::status(conn, keys, "f").fence == last);  // free: the last fence handed out
+}
+
+TEST_CASE_FIXTURE(LockFixture, "extend keeps a held lock and refuses other tokens") {
+  auto r = lock::acquire(conn, keys, "e", {Millis(500), std::nullopt, ""});
+  REQUIRE(r.acquired);
+  auto e = lock::extend(conn, keys, "e", r.token, Millis(5000));
+  CHECK(e.extended);
+  CHECK(e.fence == r.fence);
+  CHECK_FALSE(lock::extend(conn, keys, "e", "other", Millis(5000)).extended);
+  std::this_thread::sleep_for(700ms);  // past the first TTL
+  CHECK(lock::status(conn, keys, "e").held);
+  CHECK_FALSE(lock::extend(conn, keys, "gone", r.token, Millis(5000)).extended);
+}
+
+TEST_CASE_FIXTURE(LockFixture, "status reports the holder, its TTL and fence") {
+  auto free = lock::status(conn, keys, "s");
+  CHECK_FALSE(free.held);
+  CHECK(free.token.empty());
+  CHECK(free.ttl_ms == 0);
+  auto r = lock::acquire(conn, keys, "s", {Millis(10'000), std::nullopt, ""});
+  auto held = lock::status(conn, keys, "s");
+  CHECK(held.held);
+  CHECK(held.token == r.token);
+  CHECK(held.fence == r.fence);
+  CHECK(held.ttl_ms > 9'000);
+  CHECK(held.ttl_ms <= 10'000);
+}
+
+TEST_CASE_FIXTURE(LockFixture, "a lock expires by its TTL when the holder vanishes") {
+  REQUIRE(lock::acquire(conn, keys, "ttl", {Millis(200), std::nullopt, ""}).acquired);
+  CHECK_FALSE(lock::acquire(conn, keys, "ttl", {}).acquired);
+  std::this_thread::sleep_for(300ms);
+  CHECK(lock::acquire(conn, keys, "ttl", {}).acquired);
+}
+
+TEST_CASE_FIXTURE(LockFixture, "a waiter is woken by the release, not by polling") {
+  auto holder = lock::acquire(conn, keys, "w", {Millis(30'000), std::nullopt, ""});
+  REQUIRE(holder.acquired);
+  auto releaser = std::thread([&] {
+    std::this_thread::sleep_for(200ms);
+    auto other = rcoord::test::shared_server().connect();
+    lock::release(other, keys, "w", holder.token);
+  });
+  auto start = std::chrono::steady_clock::now();
+  auto waiter = lock::acquire(conn, keys, "w", {Millis(30'000), Millis(10'000), ""});
+  auto waited = std::chrono::steady_clock::now() - start;
+  releaser.join();
+  CHECK(waiter.acquired);
+  CHECK(waited >= 190ms);
+  // The fallback retry would come after 500 ms at the earliest: being woken sooner proves
+  // the release woke us.
+  CHECK(waited < 450ms);
+  CHECK(waiter.fence == holder.fence + 1);
+}
+
+TEST_CASE_FIXTURE(LockFixture, "a waiter gives up after --wait and reports the holder") {
+  REQUIRE(lock::acquire(conn, keys, "busy", {}).acquired);
+  auto start = std::chrono::steady_clock::now();
+  auto r = lock::acquire(conn, keys, "busy", {Millis(30'000), Millis(300), ""});
+  auto waited = std::chrono::steady_clock::now() - start;
+  CHECK_FALSE(r.acquired);
+  CHECK(waited >= 300ms);
+  CHECK(waited < 1500ms);
+  CHECK(r.ttl_ms > 25'000);
+}
+
+TEST_CASE_FIXTURE(LockFixture, "a waiter takes an expired lock without any release") {
+  REQUIRE(lock::acquire(conn, keys, "crash", {Millis(300), std::nullopt, ""}).acquired);
+  auto r = lock::acquire(conn, keys, "crash", {Millis(1000), Millis(3000), ""});
+  CHECK(r.acquired);
+  CHECK(r.waited_ms >= 250);
+  CHECK(r.waited_ms < 1500);
+}
+
+TEST_CASE_FIXTURE(LockFixture, "a key of another type is a server error and is left alone") {
+  conn.command({"SET", keys.object("lock", "str"), "precious"});
+  conn.command({"RPUSH", keys.object("lock", "list"), "a"});
+  conn.command({"HSET", keys.object("lock", "hash"), "field", "v"});
+  for (const char* name : {"str", "list", "hash"}) {
+    CAPTURE(name);
+    try {
+      lock::acquire(conn, keys, name, {});
+      FAIL("no error");
+    } catch (const rcoord::Error& e) {
+      CHECK(e.code() == rcoord::kServer);
+      CHECK(std::string(e.what()).find(keys.object("lock", name)) != std::string::npos);
+    }
+    CHECK_THROWS_AS(lock::release(conn, keys, name, "t"), rcoord::Error);
+    CHECK_THROWS_AS(lock::status(conn, keys, name), rcoord::Error);
+    CHECK_THROWS_AS(lock::break_lock(conn, keys, name), rcoord::Error);
+    CHECK_THROWS_AS(lock::extend(conn, keys, name, "t", Millis(100)), rcoord::Error);
+  }
+  CHECK(rcoord::reply_string(conn.command({"GET", keys.object("lock", "str")}).get()) ==
+        "precious");
+}
+
+TEST_CASE_FIXTURE(LockFixture, "empty names and bad TTLs are usage errors") {
+  CHECK_THROWS_AS(lock::acquire(conn, keys, "", {}), rcoord::Error);
+  try {
+    lock::acquire(conn, keys, "x", {Millis(0), std::nullopt, ""});
+    FAIL("accepted");
+  } catch (const rcoord::Error& e) {
+    CHECK(e.code() == rcoord::kUsage);
+  }
+}
+
+TEST_CASE_FIXTURE(LockFixture, "binary names work") {
+  std::string name("a\0b\nc d", 7);
+  auto r = lock::acquire(conn, keys, name, {});
+  CHECK(r.acquired);
+  CHECK(lock::status(conn, keys, name).token == r.token);
+  CHECK(lock::release(conn, keys, name, r.token));
+}

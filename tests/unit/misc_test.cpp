@@ -1,0 +1,119 @@
+// Tokens, keys, config files, error lines and the printers' views of lock results.
+
+#include <doctest/doctest.h>
+
+#include <set>
+#include <string>
+
+#include "config.hpp"
+#include "errors.hpp"
+#include "keys.hpp"
+#include "lock_command.hpp"
+#include "ops_command.hpp"
+#include "token.hpp"
+
+TEST_CASE("random tokens are 128 bits of hex and do not repeat") {
+  std::set<std::string> seen;
+  for (int i = 0; i < 1000; ++i) {
+    std::string t = rcoord::random_token();
+    CHECK(t.size() == 32);
+    CHECK(t.find_first_not_of("0123456789abcdef") == std::string::npos);
+    seen.insert(t);
+  }
+  CHECK(seen.size() == 1000);
+}
+
+TEST_CASE("all keys of one object share one hash tag") {
+  rcoord::Keys keys("rcoord:");
+  CHECK(keys.object("lock", "backup") == "rcoord:{lock:backup}");
+  CHECK(keys.aux("lock", "backup", "fence") == "rcoord:{lock:backup}:fence");
+  CHECK(rcoord::Keys("app1:").object("lock", "x") == "app1:{lock:x}");
+  CHECK_THROWS_AS(rcoord::check_name("lock", ""), rcoord::Error);
+}
+
+TEST_CASE("exit codes are those of SPEC section 2") {
+  CHECK(rcoord::kYes == 0);
+  CHECK(rcoord::kNo == 1);
+  CHECK(rcoord::kUsage == 2);
+  CHECK(rcoord::kConnection == 3);
+  CHECK(rcoord::kServer == 4);
+  CHECK(rcoord::kLost == 5);
+}
+
+TEST_CASE("an error is one line: what failed, then what to do") {
+  rcoord::Error e(rcoord::kConnection, "cannot connect to 127.0.0.1:6379: connection refused",
+                  "set --url or RCOORD_URL");
+  CHECK(rcoord::format_error(e) ==
+        "rcoord: cannot connect to 127.0.0.1:6379: connection refused (set --url or RCOORD_URL)");
+  rcoord::Error multi(rcoord::kServer, "ERR line one\nline two");
+  CHECK(rcoord::format_error(multi).find('\n') == std::string::npos);
+}
+
+TEST_CASE("config files: top-level keys, strings, booleans, arrays, comments") {
+  auto v = rcoord::parse_config(
+      "# defaults\n"
+      "url = \"redis://10.0.0.5:6379/2\"\n"
+      "timeout = '500ms'   # literal string\n"
+      "quiet = true\n"
+      "db = 3\n"
+      "url2 = [\"a\", 'b' ]\n"
+      "escaped = \"a\\\"b\"\n",
+      "test.toml");
+  CHECK(v["url"] == std::vector<std::string>{"redis://10.0.0.5:6379/2"});
+  CHECK(v["timeout"].front() == "500ms");
+  CHECK(v["quiet"].front() == "true");
+  CHECK(v["db"].front() == "3");
+  CHECK(v["url2"] == std::vector<std::string>{"a", "b"});
+  CHECK(v["escaped"].front() == "a\"b");
+}
+
+TEST_CASE("bad config files are usage errors naming file and line") {
+  for (const char* bad : {"[section]\n", "url\n", "url = \"unterminated\n", "url = bare word\n",
+                          "= 1\n", "x = [\"a\" \"b\"]\n"}) {
+    CAPTURE(bad);
+    try {
+      rcoord::parse_config(bad, "c.toml");
+      FAIL("accepted");
+    } catch (const rcoord::Error& e) {
+      CHECK(e.code() == rcoord::kUsage);
+      CHECK(std::string(e.what()).find("c.toml:1") != std::string::npos);
+    }
+  }
+  CHECK_THROWS_AS(rcoord::load_config("/nonexistent/rcoord.toml"), rcoord::Error);
+}
+
+TEST_CASE("lock acquire: JSON fields and text of SPEC") {
+  rcoord::lock::Acquired ok{true, "backup", "abc", 30000, 7, 12};
+  nlohmann::ordered_json j;
+  to_json(j, ok);
+  CHECK(
+      j.dump() ==
+      R"({"acquired":true,"name":"backup","token":"abc","ttl_ms":30000,"fence":7,"waited_ms":12})");
+  CHECK(to_text(ok) == "abc");  // TOKEN=$(rcoord lock acquire x) captures the token
+
+  rcoord::lock::Acquired busy{false, "backup", "", 1234, 0, 0};
+  to_json(j, busy);
+  CHECK(j.dump() == R"({"acquired":false,"name":"backup","ttl_ms":1234})");
+  CHECK(to_text(busy).empty());
+}
+
+TEST_CASE("lock status: field: value lines with the JSON names") {
+  rcoord::lock::Status s{true, "backup", "abc", 900, 3};
+  CHECK(to_text(s) == "held: true\nname: backup\ntoken: abc\nttl_ms: 900\nfence: 3\n");
+  nlohmann::ordered_json j;
+  to_json(j, s);
+  CHECK(j.dump() == R"({"held":true,"name":"backup","token":"abc","ttl_ms":900,"fence":3})");
+}
+
+TEST_CASE("JSON output survives binary names") {
+  rcoord::lock::Status s{false, std::string("bad\xff\xfe", 5), "", 0, 0};
+  nlohmann::ordered_json j;
+  to_json(j, s);
+  std::string line = rcoord::dump_json(j);
+  CHECK(line.find("bad\xef\xbf\xbd") != std::string::npos);  // U+FFFD replaces bad bytes
+}
+
+TEST_CASE("ping view") {
+  rcoord::server::Ping p{"127.0.0.1:6379", "7.0.15", "standalone", 85};
+  CHECK(to_text(p) == "url: 127.0.0.1:6379\nversion: 7.0.15\nmode: standalone\nrtt_us: 85\n");
+}

@@ -1,0 +1,139 @@
+// Durations, rates and URLs: the strict parsers every option goes through.
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "duration.hpp"
+#include "errors.hpp"
+#include "url.hpp"
+
+using namespace std::chrono_literals;
+using rcoord::Millis;
+
+TEST_CASE("parse_duration accepts the documented forms") {
+  CHECK(rcoord::parse_duration("250ms") == 250ms);
+  CHECK(rcoord::parse_duration("30s") == 30s);
+  CHECK(rcoord::parse_duration("5m") == 5min);
+  CHECK(rcoord::parse_duration("1h") == 1h);
+  CHECK(rcoord::parse_duration("1h30m") == 90min);
+  CHECK(rcoord::parse_duration("1m30s500ms") == 90500ms);
+  CHECK(rcoord::parse_duration("7") == 7s);  // a bare number means seconds
+  CHECK(rcoord::parse_duration("1.5s") == 1500ms);
+  CHECK(rcoord::parse_duration("0.25") == 250ms);
+  CHECK(rcoord::parse_duration("0") == 0ms);
+}
+
+TEST_CASE("parse_duration rejects everything else") {
+  for (const char* bad :
+       {"", "10 s", " 10s", "10s ", "-5s", "5x", "s", "1h30", "ms", ".", "1..5s", "5sec", "1e3",
+        "forever", "99999999999999999999s", "1d", "inf", "30m1h", "1s1s"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(rcoord::parse_duration(bad));
+  }
+}
+
+TEST_CASE("parse_wait adds forever") {
+  CHECK(rcoord::parse_wait("forever") == Millis::max());
+  CHECK(rcoord::parse_wait("2s") == 2s);
+  CHECK_FALSE(rcoord::parse_wait("never"));
+  CHECK_FALSE(rcoord::parse_wait("inf"));
+}
+
+TEST_CASE("duration_or_throw is a usage error naming the option and the value") {
+  try {
+    rcoord::duration_or_throw("--ttl", "5x");
+    FAIL("no throw");
+  } catch (const rcoord::Error& e) {
+    CHECK(e.code() == rcoord::kUsage);
+    CHECK(std::string(e.what()).find("--ttl") != std::string::npos);
+    CHECK(std::string(e.what()).find("'5x'") != std::string::npos);
+  }
+}
+
+TEST_CASE("parse_rate needs a count and a period") {
+  CHECK(rcoord::parse_rate("10/s") == rcoord::Rate{10, 1s});
+  CHECK(rcoord::parse_rate("100/m") == rcoord::Rate{100, 1min});
+  CHECK(rcoord::parse_rate("5/h") == rcoord::Rate{5, 1h});
+  CHECK(rcoord::parse_rate("100/10s") == rcoord::Rate{100, 10s});
+  CHECK(rcoord::parse_rate("0/s") == rcoord::Rate{0, 1s});
+  for (const char* bad : {"5", "/s", "5/", "5/0s", "5/x", "-5/s", "5.5/s", "5/s/s", "a/s", ""}) {
+    CAPTURE(bad);
+    CHECK_FALSE(rcoord::parse_rate(bad));
+  }
+  CHECK_THROWS_AS(rcoord::rate_or_throw("--rate", "5"), rcoord::Error);
+}
+
+TEST_CASE("format_duration prints the shortest exact form") {
+  CHECK(rcoord::format_duration(1500ms) == "1500ms");
+  CHECK(rcoord::format_duration(90s) == "90s");
+  CHECK(rcoord::format_duration(2min) == "2m");
+  CHECK(rcoord::format_duration(0ms) == "0s");
+}
+
+TEST_CASE("parse_url reads redis:// URLs") {
+  auto ep = rcoord::parse_url("redis://127.0.0.1:6380/3");
+  CHECK(ep.host == "127.0.0.1");
+  CHECK(ep.port == 6380);
+  CHECK(ep.db == 3);
+  CHECK_FALSE(ep.password);
+
+  ep = rcoord::parse_url("redis://alice:s%3Acret@localhost");
+  CHECK(ep.user == "alice");
+  CHECK(ep.password == "s:cret");
+  CHECK(ep.host == "localhost");
+  CHECK(ep.port == 6379);
+
+  ep = rcoord::parse_url("redis://onlypass@h:1");
+  CHECK(ep.user.empty());
+  CHECK(ep.password == "onlypass");
+
+  ep = rcoord::parse_url("redis://[::1]:7000");
+  CHECK(ep.host == "::1");
+  CHECK(ep.port == 7000);
+  CHECK(ep.describe() == "[::1]:7000");
+
+  ep = rcoord::parse_url("redis://");
+  CHECK(ep.host == "127.0.0.1");
+  CHECK(ep.port == 6379);
+
+  ep = rcoord::parse_url("rediss://h:6380");
+  CHECK(ep.tls);
+}
+
+TEST_CASE("parse_url reads unix:// URLs") {
+  auto ep = rcoord::parse_url("unix:///run/redis/redis.sock?db=2");
+  CHECK(ep.socket_path == "/run/redis/redis.sock");
+  CHECK(ep.db == 2);
+  CHECK(ep.describe() == "/run/redis/redis.sock");
+}
+
+TEST_CASE("parse_url rejects hostile and malformed URLs with a usage error") {
+  for (const char* bad : {"localhost:6379", "http://h", "redis://h:0", "redis://h:65536",
+                          "redis://h:port", "redis://[::1", "redis://[::1]x", "redis://h/db",
+                          "redis://h:-1", "redis://h/%zz", "redis://a%2@h", "unix://relative.sock",
+                          "redis://h?foo=bar", "redis://h:99999999999", "redis://h h:1"}) {
+    CAPTURE(bad);
+    try {
+      rcoord::parse_url(bad);
+      FAIL("accepted");
+    } catch (const rcoord::Error& e) {
+      CHECK(e.code() == rcoord::kUsage);
+      CHECK(std::string(e.what()).find('\n') == std::string::npos);
+    }
+  }
+  std::string huge = "redis://" + std::string(10'000, 'a');
+  CHECK_THROWS_AS(rcoord::parse_url(huge), rcoord::Error);
+}
+
+TEST_CASE("a URL's password never shows in messages") {
+  CHECK(rcoord::mask_url("redis://bob:hunter2@h:1/0") == "redis://bob:****@h:1/0");
+  CHECK(rcoord::mask_url("redis://hunter2@h") == "redis://****@h");
+  CHECK(rcoord::mask_url("redis://h:1") == "redis://h:1");
+  try {
+    rcoord::parse_url("redis://bob:hunter2@h:notaport");
+    FAIL("accepted");
+  } catch (const rcoord::Error& e) {
+    CHECK(std::string(e.what()).find("hunter2") == std::string::npos);
+  }
+}
