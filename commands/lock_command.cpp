@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "errors.hpp"
+#include "hold.hpp"
 #include "signals.hpp"
 #include "supervise.hpp"
 #include "token.hpp"
@@ -82,25 +83,15 @@ void note_busy(Context& ctx, const lock::Acquired& r) {
       fmt::format("rcoord: lock '{}' is busy (held for another {})", r.name, seconds(r.ttl_ms)));
 }
 
-// Takes the lock; a signal while waiting gives back whatever the interrupted request may
-// have taken (the token is ours, so release is exact) and ends with Error(kInterrupted).
+Holding holding(Context& ctx, const std::string& name, const std::string& token) {
+  return {fmt::format("lock '{}'", name),
+          [&ctx, name, token] { lock::release(ctx.conn(), ctx.keys(), name, token); }};
+}
+
 lock::Acquired acquire_or_abort(Context& ctx, const std::string& name,
                                 const lock::AcquireOptions& opts) {
-  signals::install();
-  try {
-    auto r = lock::acquire(ctx.conn(), ctx.keys(), name, opts);
-    if (signals::pending() == 0) return r;
-  } catch (const Error& e) {
-    if (e.code() != kInterrupted) throw;
-  }
-  signals::Uninterruptible quiet;
-  try {
-    lock::release(ctx.conn(), ctx.keys(), name, opts.token);
-  } catch (const Error&) {
-    // Unreachable now: whatever was taken expires with its TTL.
-  }
-  throw Error(kInterrupted, fmt::format("interrupted while waiting for lock '{}'", name),
-              "nothing is held");
+  return take_or_abort(ctx, holding(ctx, name, opts.token),
+                       [&] { return lock::acquire(ctx.conn(), ctx.keys(), name, opts); });
 }
 
 int run_acquire(Context& ctx, const LockArgs& a) {
@@ -145,18 +136,14 @@ int run_break(Context& ctx, const LockArgs& a) {
 // host whose cron fires late finds it busy), else release it.
 void finish(Context& ctx, const LockArgs& a, const std::string& token, Millis min_hold,
             Clock::time_point acquired_at) {
-  signals::Uninterruptible quiet;
-  try {
-    auto held_for = std::chrono::duration_cast<Millis>(Clock::now() - acquired_at);
-    if (min_hold > held_for) {
+  auto held_for = std::chrono::duration_cast<Millis>(Clock::now() - acquired_at);
+  Holding held = holding(ctx, a.name, token);
+  if (min_hold > held_for) {
+    held.give_back = [&] {
       lock::extend(ctx.conn(), ctx.keys(), a.name, token, min_hold - held_for);
-    } else {
-      lock::release(ctx.conn(), ctx.keys(), a.name, token);
-    }
-  } catch (const Error& e) {
-    ctx.out().warn(fmt::format("rcoord: could not release lock '{}': {} (it expires by its TTL)",
-                               a.name, e.what()));
+    };
   }
+  give_back_quietly(ctx, held);
 }
 
 int run_run(Context& ctx, const LockArgs& a) {
@@ -183,16 +170,9 @@ int run_run(Context& ctx, const LockArgs& a) {
                         {"RCOORD_FENCE", std::to_string(r.fence)},
                         {"RCOORD_LOCK", a.name}},
                        kill_grace};
-  SuperviseResult result = supervise(sup, lease);
-  if (result.lost) {
-    ctx.out().warn(
-        fmt::format("rcoord: lock '{}' was lost while the command ran: {} (the command "
-                    "was terminated)",
-                    a.name, result.lost_reason));
-    return kLost;
-  }
-  finish(ctx, a, r.token, min_hold, acquired_at);
-  return result.exit_code;
+  int code = run_supervised(ctx, holding(ctx, a.name, r.token), sup, lease);
+  if (code != kLost) finish(ctx, a, r.token, min_hold, acquired_at);
+  return code;
 }
 
 template <typename Fn>

@@ -1,0 +1,48 @@
+#pragma once
+/// The wiring every `run` verb shares (lock run, sem run, elect run): take something while
+/// Ctrl-C can still abort cleanly, keep it while the command runs, give it back after.
+
+#include <fmt/format.h>
+
+#include <functional>
+#include <string>
+
+#include "context.hpp"
+#include "errors.hpp"
+#include "signals.hpp"
+#include "supervise.hpp"
+
+namespace rcoord::cmd {
+
+/// What a `run` verb holds, for messages and clean-up.
+struct Holding {
+  std::string what;                 ///< "lock 'backup'", for messages
+  std::function<void()> give_back;  ///< exact (token-based) and harmless when not held
+};
+
+/// Calls give_back with signals held off; a failure is only a warning (the TTL frees it).
+void give_back_quietly(Context& ctx, const Holding& held);
+
+/// Runs `take` (which may wait) so that SIGINT/SIGTERM/SIGHUP interrupt the wait at once.
+/// If a signal arrives while waiting, or just as `take` returns, whatever the interrupted
+/// request may have taken is given back and Error(kInterrupted) is thrown: nothing is held.
+template <typename Take>
+auto take_or_abort(Context& ctx, const Holding& held, Take&& take) -> decltype(take()) {
+  signals::install();
+  try {
+    auto result = take();
+    if (signals::pending() == 0) return result;
+  } catch (const Error& e) {
+    if (e.code() != kInterrupted) throw;
+  }
+  give_back_quietly(ctx, held);
+  throw Error(kInterrupted, fmt::format("interrupted while waiting for {}", held.what),
+              "nothing is held");
+}
+
+/// Supervises the command while `lease` renews what is held. Returns the command's exit
+/// code, or kLost (with a warning) when the hold was lost while it ran. Does not give back:
+/// the caller decides (release, or keep it for --min-hold).
+int run_supervised(Context& ctx, const Holding& held, const SuperviseOptions& opts, Lease& lease);
+
+}  // namespace rcoord::cmd
