@@ -15,9 +15,8 @@ using rcoord::Millis;
 
 TEST_CASE("every embedded script's SHA1 is the one the server computes") {
   auto conn = rcoord::test::shared_server().connect();
-  for (const rcoord::Script* s :
-       {&rcoord::lua::kLockAcquire, &rcoord::lua::kLockRelease, &rcoord::lua::kLockExtend,
-        &rcoord::lua::kLockStatus, &rcoord::lua::kLockBreak}) {
+  CHECK(std::size(rcoord::lua::kAll) >= 9);
+  for (const rcoord::Script* s : rcoord::lua::kAll) {
     CAPTURE(s->name);
     auto r = conn.command({"SCRIPT", "LOAD", std::string(s->body)});
     CHECK(rcoord::reply_string(r.get()) == s->sha1);

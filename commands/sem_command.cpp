@@ -1,0 +1,236 @@
+#include "sem_command.hpp"
+
+#include <fmt/format.h>
+
+#include "errors.hpp"
+#include "hold.hpp"
+#include "token.hpp"
+
+namespace rcoord::semaphore {
+
+void to_json(nlohmann::ordered_json& j, const Taken& r) {
+  j = {{"acquired", r.acquired}, {"name", r.name}};
+  if (r.acquired) j["token"] = r.token;
+  j["limit"] = r.limit;
+  if (r.acquired) j["permits"] = r.permits;
+  j["holders"] = r.holders;
+  j["in_use"] = r.in_use;
+  if (r.acquired) j["ttl_ms"] = r.ttl_ms;
+  j["waited_ms"] = r.waited_ms;
+}
+std::string to_text(const Taken& r) { return r.acquired ? r.token : std::string{}; }
+
+void to_json(nlohmann::ordered_json& j, const Status& r) {
+  auto holders = nlohmann::ordered_json::array();
+  for (const auto& h : r.holders) {
+    holders.push_back({{"token", h.token}, {"permits", h.permits}, {"ttl_ms", h.ttl_ms}});
+  }
+  j = {{"name", r.name},
+       {"limit", r.limit},
+       {"in_use", r.in_use},
+       {"waiting", r.waiting},
+       {"holders", holders}};
+}
+std::string to_text(const Status& r) {
+  std::string out = fmt::format("name: {}\nlimit: {}\nin_use: {}\nwaiting: {}\nholders: {}\n",
+                                r.name, r.limit, r.in_use, r.waiting, r.holders.size());
+  for (const auto& h : r.holders) {
+    out += fmt::format("holder: {} permits={} ttl_ms={}\n", h.token, h.permits, h.ttl_ms);
+  }
+  return out;
+}
+
+void to_json(nlohmann::ordered_json& j, const Changed& r) {
+  j = {{r.verb, r.done}, {"name", r.name}};
+  if (r.verb == "refreshed") j["ttl_ms"] = r.ttl_ms;
+}
+std::string to_text(const Changed& r) {
+  if (!r.done) return {};
+  return r.verb == "refreshed" ? fmt::format("ttl_ms: {}", r.ttl_ms) : r.verb;
+}
+
+}  // namespace rcoord::semaphore
+
+namespace rcoord::cmd {
+namespace {
+
+struct SemArgs {
+  std::string name;
+  std::int64_t limit = 0;
+  std::int64_t permits = 1;
+  std::string ttl = "30s";
+  std::string wait;
+  std::string token;
+  int conflict_exit_code = kNo;
+  std::string kill_grace = "10s";
+  std::vector<std::string> command;
+};
+
+semaphore::TakeOptions take_options(const SemArgs& a) {
+  semaphore::TakeOptions opts;
+  opts.limit = a.limit;
+  opts.permits = a.permits;
+  opts.ttl = duration_or_throw("--ttl", a.ttl);
+  if (!a.wait.empty()) opts.wait = wait_or_throw("--wait", a.wait);
+  opts.token = a.token.empty() ? random_token() : a.token;
+  return opts;
+}
+
+Holding holding(Context& ctx, const std::string& name, const std::string& token) {
+  return {fmt::format("semaphore '{}'", name),
+          [&ctx, name, token] { semaphore::release(ctx.conn(), ctx.keys(), name, token); }};
+}
+
+semaphore::Taken take_or_abort(Context& ctx, const SemArgs& a, const semaphore::TakeOptions& opts) {
+  return cmd::take_or_abort(ctx, holding(ctx, a.name, opts.token),
+                            [&] { return semaphore::take(ctx.conn(), ctx.keys(), a.name, opts); });
+}
+
+void note_full(Context& ctx, const semaphore::Taken& r) {
+  ctx.out().note(fmt::format("rcoord: semaphore '{}' is full ({} of {} permits in use)", r.name,
+                             r.in_use, r.limit));
+}
+
+int run_take(Context& ctx, const SemArgs& a) {
+  auto opts = take_options(a);
+  auto r = take_or_abort(ctx, a, opts);
+  ctx.out().emit(r);
+  if (!r.acquired) note_full(ctx, r);
+  return r.acquired ? kYes : kNo;
+}
+
+int run_release(Context& ctx, const SemArgs& a) {
+  semaphore::Changed r{"released", semaphore::release(ctx.conn(), ctx.keys(), a.name, a.token),
+                       a.name};
+  ctx.out().emit(r);
+  if (!r.done)
+    ctx.out().note(fmt::format("rcoord: semaphore '{}': this token holds no permit", a.name));
+  return r.done ? kYes : kNo;
+}
+
+int run_refresh(Context& ctx, const SemArgs& a) {
+  Millis ttl = duration_or_throw("--ttl", a.ttl);
+  semaphore::Changed r{"refreshed",
+                       semaphore::refresh(ctx.conn(), ctx.keys(), a.name, a.token, ttl), a.name,
+                       ttl.count()};
+  ctx.out().emit(r);
+  if (!r.done)
+    ctx.out().note(fmt::format("rcoord: semaphore '{}': this token holds no permit", a.name));
+  return r.done ? kYes : kNo;
+}
+
+int run_status(Context& ctx, const SemArgs& a) {
+  auto r = semaphore::status(ctx.conn(), ctx.keys(), a.name);
+  ctx.out().emit(r);
+  return r.holders.empty() ? kNo : kYes;
+}
+
+int run_run(Context& ctx, const SemArgs& a) {
+  Millis kill_grace = duration_or_throw("--kill-grace", a.kill_grace);
+  if (a.command.empty()) {
+    throw Error(kUsage, "sem run needs a command", "put it after --, e.g. -- ./job.sh");
+  }
+  auto opts = take_options(a);
+  auto r = take_or_abort(ctx, a, opts);
+  if (!r.acquired) {
+    ctx.out().emit(r);  // JSON: the full object; text: nothing (stdout is the command's)
+    note_full(ctx, r);
+    return a.conflict_exit_code;
+  }
+  Holding held = holding(ctx, a.name, r.token);
+  Lease lease{opts.ttl, [&] {
+                return semaphore::refresh(ctx.conn(), ctx.keys(), a.name, r.token, opts.ttl);
+              }};
+  SuperviseOptions sup{a.command,
+                       {{"RCOORD_TOKEN", r.token},
+                        {"RCOORD_SEM", a.name},
+                        {"RCOORD_PERMITS", std::to_string(r.permits)}},
+                       kill_grace};
+  int code = run_supervised(ctx, held, sup, lease);
+  if (code != kLost) give_back_quietly(ctx, held);
+  return code;
+}
+
+template <typename Fn>
+void on_parse(CLI::App* verb, Context& ctx, std::shared_ptr<SemArgs> args, Fn fn) {
+  verb->callback([&ctx, args, fn] { ctx.action = [&ctx, args, fn] { return fn(ctx, *args); }; });
+}
+
+void add_take_options(CLI::App* verb, SemArgs& a) {
+  verb->add_option("--limit", a.limit, "How many permits exist (every user of NAME must agree)")
+      ->required()
+      ->type_name("N")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000'000}).description(""));
+  verb->add_option("--permits", a.permits, "Take K permits at once, all or none (default 1)")
+      ->type_name("K")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000'000}).description(""));
+  verb->add_option("--ttl", a.ttl, "Lease of the permits (default 30s)")
+      ->type_name("DURATION")
+      ->check(kDurationCheck);
+  verb->add_option("--wait", a.wait,
+                   "Wait up to DUR (or forever), in arrival order; default: try once")
+      ->type_name("DURATION|forever")
+      ->check(kWaitCheck);
+  verb->add_option("--token", a.token, "Use this token instead of a random one");
+}
+
+}  // namespace
+
+void add_sem(CLI::App& app, Context& ctx) {
+  auto* sem = app.add_subcommand("sem", "Counting semaphores: at most N holders at once");
+  sem->require_subcommand(1);
+
+  auto take = std::make_shared<SemArgs>();
+  auto* t = sem->add_subcommand("take", "Take permits and print the holder token");
+  t->add_option("name", take->name, "Semaphore name")->required();
+  add_take_options(t, *take);
+  t->footer("Example: TOKEN=$(rcoord sem take encoders --limit 4 --wait 5m) || exit 1");
+  on_parse(t, ctx, take, run_take);
+
+  auto rel = std::make_shared<SemArgs>();
+  auto* r = sem->add_subcommand("release", "Give back the permits held by TOKEN");
+  r->add_option("name", rel->name, "Semaphore name")->required();
+  r->add_option("--token", rel->token, "The holder's token (default $RCOORD_TOKEN)")
+      ->envname("RCOORD_TOKEN")
+      ->required();
+  r->footer("Example: rcoord sem release encoders --token \"$TOKEN\"");
+  on_parse(r, ctx, rel, run_release);
+
+  auto ref = std::make_shared<SemArgs>();
+  auto* f = sem->add_subcommand("refresh", "Extend the lease of the permits held by TOKEN");
+  f->add_option("name", ref->name, "Semaphore name")->required();
+  f->add_option("--token", ref->token, "The holder's token (default $RCOORD_TOKEN)")
+      ->envname("RCOORD_TOKEN")
+      ->required();
+  f->add_option("--ttl", ref->ttl, "New lease from now (default 30s)")
+      ->type_name("DURATION")
+      ->check(kDurationCheck);
+  f->footer("Example: rcoord sem refresh encoders --token \"$TOKEN\" --ttl 1m");
+  on_parse(f, ctx, ref, run_refresh);
+
+  auto st = std::make_shared<SemArgs>();
+  auto* s = sem->add_subcommand("status", "Show the holders, their permits and leases");
+  s->add_option("name", st->name, "Semaphore name")->required();
+  s->footer("Example: rcoord sem status encoders --json");
+  on_parse(s, ctx, st, run_status);
+
+  auto run = std::make_shared<SemArgs>();
+  auto* x = sem->add_subcommand("run", "Run a command while holding permits");
+  x->add_option("name", run->name, "Semaphore name")->required();
+  add_take_options(x, *run);
+  x->add_option("-E,--conflict-exit-code", run->conflict_exit_code,
+                "Exit code when no permit is free (default 1)")
+      ->type_name("CODE")
+      ->check(CLI::Range(0, 255).description(""));
+  x->add_option("--kill-grace", run->kill_grace,
+                "On permit loss, SIGKILL the command this long after SIGTERM (default 10s)")
+      ->type_name("DURATION")
+      ->check(kDurationCheck);
+  x->add_option("command", run->command, "The command and its arguments, after --")->required();
+  x->footer(
+      "Example: rcoord sem run encoders --limit 4 --wait forever -- ffmpeg -i in.mov out.mp4\n"
+      "The command gets RCOORD_TOKEN, RCOORD_SEM and RCOORD_PERMITS in its environment.");
+  on_parse(x, ctx, run, run_run);
+}
+
+}  // namespace rcoord::cmd

@@ -1,0 +1,19 @@
+-- sem_refresh: extend a holder's lease if it is still live.
+-- KEYS[1] holders zset, KEYS[2] permits hash
+-- ARGV[1] token, ARGV[2] ttl_ms
+-- returns 1 refreshed | 0 not a live holder (never held, released, expired or removed)
+local kind = redis.call('TYPE', KEYS[1])['ok']
+if kind ~= 'none' and kind ~= 'zset' then
+  return redis.error_reply('WRONGTYPE key ' .. KEYS[1] .. ' holds a ' .. kind .. ' that is not an rcoord semaphore')
+end
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local deadline = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not deadline or tonumber(deadline) <= now then return 0 end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl >= 0 and ttl < tonumber(ARGV[2]) + 60000 then
+  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) + 60000)
+  redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[2]) + 60000)
+end
+return 1

@@ -1,0 +1,108 @@
+-- sem_take: admit a holder of K permits, fairly, or queue it.
+-- KEYS[1] holders zset (token -> lease deadline, ms of server time), KEYS[2] permits hash
+-- (holder token -> K), KEYS[3] queue zset (ticket token -> arrival number), KEYS[4] alive zset
+-- (ticket -> heartbeat deadline), KEYS[5] wants hash (ticket -> K), KEYS[6] arrival counter,
+-- KEYS[7] meta hash {limit}; all under one {hash tag}. Wake lists are <ARGV[7]><token>.
+-- ARGV[1] token, ARGV[2] limit, ARGV[3] K, ARGV[4] ttl_ms, ARGV[5] 1 to queue when busy,
+-- ARGV[6] ticket heartbeat ms, ARGV[7] wake-list key prefix (same {hash tag})
+-- returns {1, holders, in_use, 0} admitted | {0, holders, in_use, tickets ahead} not admitted
+-- A ticket is admitted only when it and every ticket ahead of it fit together: arrival order
+-- is kept, and a large request is not passed forever by small ones.
+local holders, permits, queue, alive, wants, counter, meta =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local token, limit, want, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local may_queue, heartbeat, wake_prefix = ARGV[5] == '1', tonumber(ARGV[6]), ARGV[7]
+
+local kind = redis.call('TYPE', holders)['ok']
+if kind ~= 'none' and kind ~= 'zset' then
+  return redis.error_reply('WRONGTYPE key ' .. holders .. ' holds a ' .. kind .. ' that is not an rcoord semaphore')
+end
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+
+-- Holders whose lease ran out and tickets whose waiter stopped refreshing are gone.
+for _, h in ipairs(redis.call('ZRANGEBYSCORE', holders, '-inf', now)) do
+  redis.call('HDEL', permits, h)
+  redis.call('ZREM', holders, h)
+end
+for _, w in ipairs(redis.call('ZRANGEBYSCORE', alive, '-inf', now)) do
+  redis.call('ZREM', queue, w)
+  redis.call('HDEL', wants, w)
+  redis.call('ZREM', alive, w)
+end
+
+local function in_use()
+  local n = 0
+  for _, v in ipairs(redis.call('HVALS', permits)) do n = n + tonumber(v) end
+  return n
+end
+
+-- Wakes every ticket, in arrival order, that fits with all the ones ahead of it.
+local function wake_admissible(used)
+  local room = limit - used
+  local tickets = redis.call('ZRANGE', queue, 0, -1)
+  for _, t in ipairs(tickets) do
+    room = room - tonumber(redis.call('HGET', wants, t) or '1')
+    if room < 0 then break end
+    local wake = wake_prefix .. t
+    redis.call('DEL', wake)
+    redis.call('RPUSH', wake, '1')
+    redis.call('PEXPIRE', wake, heartbeat * 2)
+  end
+end
+
+-- Idle state disappears a minute after the last lease or heartbeat would have ended.
+local function keep_alive()
+  local horizon = now
+  local last = redis.call('ZRANGE', holders, -1, -1, 'WITHSCORES')
+  if last[2] then horizon = math.max(horizon, tonumber(last[2])) end
+  last = redis.call('ZRANGE', alive, -1, -1, 'WITHSCORES')
+  if last[2] then horizon = math.max(horizon, tonumber(last[2])) end
+  for i = 1, 7 do
+    if redis.call('EXISTS', KEYS[i]) == 1 then redis.call('PEXPIRE', KEYS[i], horizon - now + 60000) end
+  end
+end
+
+redis.call('HSET', meta, 'limit', limit)
+local used = in_use()
+
+if redis.call('ZSCORE', holders, token) then  -- a holder taking again refreshes its lease
+  redis.call('ZADD', holders, now + ttl, token)
+  keep_alive()
+  return {1, redis.call('ZCARD', holders), used, 0}
+end
+
+local ahead = 0
+local ahead_tickets = 0
+local my_place = redis.call('ZSCORE', queue, token)
+local before = my_place and redis.call('ZRANGEBYSCORE', queue, '-inf', '(' .. my_place)
+  or redis.call('ZRANGE', queue, 0, -1)
+for _, t in ipairs(before) do
+  ahead = ahead + tonumber(redis.call('HGET', wants, t) or '1')
+  ahead_tickets = ahead_tickets + 1
+end
+
+if used + ahead + want <= limit then
+  redis.call('ZADD', holders, now + ttl, token)
+  redis.call('HSET', permits, token, want)
+  redis.call('ZREM', queue, token)
+  redis.call('ZREM', alive, token)
+  redis.call('HDEL', wants, token)
+  redis.call('DEL', wake_prefix .. token)
+  used = used + want
+  wake_admissible(used)
+  keep_alive()
+  return {1, redis.call('ZCARD', holders), used, 0}
+end
+
+if may_queue then
+  if not my_place then
+    redis.call('ZADD', queue, redis.call('INCR', counter), token)
+    redis.call('HSET', wants, token, want)
+  end
+  redis.call('ZADD', alive, now + heartbeat, token)
+  -- Re-wake whoever fits now: a wake-up lost with a killed waiter costs one heartbeat at most.
+  wake_admissible(used)
+  keep_alive()
+end
+return {0, redis.call('ZCARD', holders), used, ahead_tickets}

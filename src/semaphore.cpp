@@ -1,0 +1,140 @@
+#include "semaphore.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "errors.hpp"
+#include "lua_scripts.hpp"
+#include "script.hpp"
+#include "token.hpp"
+
+namespace rcoord::semaphore {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr std::string_view kType = "sem";
+
+// A queued waiter proves it is alive this often; a ticket not refreshed for kTicketLife is
+// dropped, so a crashed waiter holds up the queue for that long at most.
+constexpr Millis kHeartbeat{1000};
+constexpr Millis kTicketLife{3000};
+
+Args sem_keys(const Keys& keys, std::string_view name) {
+  return {keys.object(kType, name),       keys.aux(kType, name, "permits"),
+          keys.aux(kType, name, "queue"), keys.aux(kType, name, "alive"),
+          keys.aux(kType, name, "wants"), keys.aux(kType, name, "seq"),
+          keys.aux(kType, name, "meta")};
+}
+
+std::string wake_prefix(const Keys& keys, std::string_view name) {
+  return keys.aux(kType, name, "wake:");
+}
+
+std::int64_t element(const redisReply* r, std::size_t i) {
+  if (r->type != REDIS_REPLY_ARRAY || r->elements <= i) {
+    throw Error(kServer, "unexpected reply from a semaphore script");
+  }
+  return reply_integer(r->element[i]);
+}
+
+Millis since(Clock::time_point start) {
+  return std::chrono::duration_cast<Millis>(Clock::now() - start);
+}
+
+std::string blpop_seconds(Millis block) {
+  return fmt::format("{}.{:03}", block.count() / 1000, block.count() % 1000);
+}
+
+void check_options(const TakeOptions& opts) {
+  if (opts.limit < 1) throw Error(kUsage, "--limit must be at least 1", "use e.g. --limit 3");
+  if (opts.permits < 1 || opts.permits > opts.limit) {
+    throw Error(kUsage,
+                fmt::format("--permits {} does not fit --limit {}", opts.permits, opts.limit),
+                "take between 1 and --limit permits");
+  }
+  if (opts.ttl.count() <= 0) throw Error(kUsage, "--ttl must be positive", "use e.g. --ttl 30s");
+}
+
+}  // namespace
+
+Taken take(Connection& conn, const Keys& keys, std::string_view name, const TakeOptions& opts) {
+  check_name("semaphore", name);
+  check_options(opts);
+  Taken result;
+  result.name = std::string(name);
+  result.limit = opts.limit;
+  std::string token = opts.token.empty() ? random_token() : opts.token;
+  Args k = sem_keys(keys, name);
+  std::string wake = wake_prefix(keys, name);
+  Args args{token,
+            std::to_string(opts.limit),
+            std::to_string(opts.permits),
+            std::to_string(opts.ttl.count()),
+            opts.wait ? "1" : "0",
+            std::to_string(kTicketLife.count()),
+            wake};
+
+  auto start = Clock::now();
+  for (;;) {
+    Reply r = eval(conn, lua::kSemTake, k, args);
+    result.waited_ms = since(start).count();
+    result.holders = element(r.get(), 1);
+    result.in_use = element(r.get(), 2);
+    if (element(r.get(), 0) == 1) {
+      result.acquired = true;
+      result.token = token;
+      result.permits = opts.permits;
+      result.ttl_ms = opts.ttl.count();
+      return result;
+    }
+    if (!opts.wait) return result;
+    Millis left = opts.wait == Millis::max() ? Millis::max() : *opts.wait - since(start);
+    if (left.count() <= 0) {
+      release(conn, keys, name, token);  // leave the queue: nobody waits for us any more
+      return result;
+    }
+    // Woken by a release that makes room for us, or after a heartbeat to stay in the queue.
+    Millis block = std::max(std::min(left, kHeartbeat), Millis(1));
+    conn.command_blocking({"BLPOP", wake + token, blpop_seconds(block)}, block);
+  }
+}
+
+bool release(Connection& conn, const Keys& keys, std::string_view name, std::string_view token) {
+  check_name("semaphore", name);
+  Reply r =
+      eval(conn, lua::kSemRelease, sem_keys(keys, name),
+           {std::string(token), wake_prefix(keys, name), std::to_string(kTicketLife.count())});
+  return reply_integer(r.get()) == 1;
+}
+
+bool refresh(Connection& conn, const Keys& keys, std::string_view name, std::string_view token,
+             Millis ttl) {
+  check_name("semaphore", name);
+  if (ttl.count() <= 0) throw Error(kUsage, "--ttl must be positive", "use e.g. --ttl 30s");
+  Reply r =
+      eval(conn, lua::kSemRefresh, {keys.object(kType, name), keys.aux(kType, name, "permits")},
+           {std::string(token), std::to_string(ttl.count())});
+  return reply_integer(r.get()) == 1;
+}
+
+Status status(Connection& conn, const Keys& keys, std::string_view name) {
+  check_name("semaphore", name);
+  Reply r = eval(conn, lua::kSemStatus, sem_keys(keys, name), {});
+  if (r->type != REDIS_REPLY_ARRAY || r->elements < 3 || (r->elements - 3) % 3 != 0) {
+    throw Error(kServer, "unexpected reply from the sem_status script");
+  }
+  Status s;
+  s.name = std::string(name);
+  s.limit = reply_integer(r->element[0]);
+  s.in_use = reply_integer(r->element[1]);
+  s.waiting = reply_integer(r->element[2]);
+  for (std::size_t i = 3; i + 2 < r->elements; i += 3) {
+    s.holders.push_back({reply_string(r->element[i]), reply_integer(r->element[i + 1]),
+                         reply_integer(r->element[i + 2])});
+  }
+  return s;
+}
+
+}  // namespace rcoord::semaphore

@@ -1,0 +1,70 @@
+#pragma once
+/// Counting semaphores: at most `limit` permits held at once, each holder with its own lease
+/// on the server's clock, waiters admitted in arrival order and woken by releases.
+///
+/// Keys (one hash tag): `<prefix>{sem:NAME}` zset holder -> lease deadline; `…:permits` hash
+/// holder -> permits; `…:queue` zset ticket -> arrival; `…:alive` zset ticket -> heartbeat
+/// deadline; `…:wants` hash ticket -> permits; `…:seq` arrival counter; `…:meta` {limit};
+/// `…:wake:<token>` one waiter's wake-up list.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "connection.hpp"
+#include "duration.hpp"
+#include "keys.hpp"
+
+namespace rcoord::semaphore {
+
+struct TakeOptions {
+  std::int64_t limit = 1;
+  std::int64_t permits = 1;  ///< taken all at once, or none
+  Millis ttl{30'000};
+  std::optional<Millis> wait;  ///< nullopt: try once; Millis::max(): forever
+  std::string token;           ///< empty: 128 random bits
+};
+
+/// Member names are the JSON fields of SPEC §3.
+struct Taken {
+  bool acquired = false;
+  std::string name;
+  std::string token;
+  std::int64_t limit = 0;
+  std::int64_t permits = 0;
+  std::int64_t holders = 0;  ///< live holders after the call
+  std::int64_t in_use = 0;   ///< permits in use after the call
+  std::int64_t ttl_ms = 0;
+  std::int64_t waited_ms = 0;
+};
+
+/// Takes opts.permits of `limit` permits, waiting up to opts.wait in arrival order.
+/// acquired=false when there is no room (or others are ahead) when the wait ends; a waiter
+/// that gives up leaves the queue. Throws Error(kUsage) for permits outside 1..limit,
+/// Error(kConnection/kServer), Error(kInterrupted) on a signal while waiting.
+Taken take(Connection& conn, const Keys& keys, std::string_view name, const TakeOptions& opts);
+
+/// Gives back `token`'s permits (or withdraws its queued ticket). True if it held a live lease.
+bool release(Connection& conn, const Keys& keys, std::string_view name, std::string_view token);
+
+/// Extends a live holder's lease to `ttl` from now. False if `token` holds nothing.
+bool refresh(Connection& conn, const Keys& keys, std::string_view name, std::string_view token,
+             Millis ttl);
+
+struct Holder {
+  std::string token;
+  std::int64_t permits = 0;
+  std::int64_t ttl_ms = 0;
+};
+struct Status {
+  std::string name;
+  std::int64_t limit = 0;  ///< as given by the last taker (0: never taken)
+  std::int64_t in_use = 0;
+  std::int64_t waiting = 0;
+  std::vector<Holder> holders;
+};
+Status status(Connection& conn, const Keys& keys, std::string_view name);
+
+}  // namespace rcoord::semaphore
