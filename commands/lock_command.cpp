@@ -35,15 +35,13 @@ std::string to_text(const Extended& r) {
 }
 
 void to_json(nlohmann::ordered_json& j, const Status& r) {
-  j = {{"held", r.held},
-       {"name", r.name},
-       {"token", r.token},
-       {"ttl_ms", r.ttl_ms},
-       {"fence", r.fence}};
+  j = {{"held", r.held},   {"name", r.name}, {"token", r.token},    {"ttl_ms", r.ttl_ms},
+       {"fence", r.fence}, {"mode", r.mode}, {"readers", r.readers}};
 }
 std::string to_text(const Status& r) {
-  return fmt::format("held: {}\nname: {}\ntoken: {}\nttl_ms: {}\nfence: {}\n", r.held, r.name,
-                     r.token, r.ttl_ms, r.fence);
+  return fmt::format(
+      "held: {}\nname: {}\ntoken: {}\nttl_ms: {}\nfence: {}\nmode: {}\nreaders: {}\n", r.held,
+      r.name, r.token, r.ttl_ms, r.fence, r.mode, r.readers);
 }
 
 void to_json(nlohmann::ordered_json& j, const Broken& r) {
@@ -63,6 +61,7 @@ struct LockArgs {
   std::string ttl = "30s";
   std::string wait;  // empty: try once
   std::string token;
+  bool shared = false;
   int conflict_exit_code = kNo;
   std::string kill_grace = "10s";
   std::string min_hold;
@@ -95,7 +94,7 @@ lock::Acquired acquire_or_abort(Context& ctx, const std::string& name,
 }
 
 int run_acquire(Context& ctx, const LockArgs& a) {
-  lock::AcquireOptions opts{duration_or_throw("--ttl", a.ttl), wait_option(a), a.token};
+  lock::AcquireOptions opts{duration_or_throw("--ttl", a.ttl), wait_option(a), a.token, a.shared};
   if (opts.token.empty()) opts.token = random_token();
   auto r = acquire_or_abort(ctx, a.name, opts);
   ctx.out().emit(r);
@@ -153,7 +152,7 @@ int run_run(Context& ctx, const LockArgs& a) {
   if (a.command.empty()) {
     throw Error(kUsage, "lock run needs a command", "put it after --, e.g. -- ./backup.sh");
   }
-  lock::AcquireOptions opts{ttl, wait_option(a), a.token};
+  lock::AcquireOptions opts{ttl, wait_option(a), a.token, a.shared};
   if (opts.token.empty()) opts.token = random_token();
   auto r = acquire_or_abort(ctx, a.name, opts);
   if (!r.acquired) {
@@ -199,6 +198,8 @@ void add_lock(CLI::App& app, Context& ctx) {
   a->add_option("--wait", acq->wait, "Wait up to DUR (or forever) for the lock; default: try once")
       ->type_name("DURATION|forever")
       ->check(kWaitCheck);
+  a->add_flag("--shared", acq->shared,
+              "Take it as a reader: many readers at once, never with a writer");
   a->add_option("--token", acq->token,
                 "Use this token (re-acquiring with the holder's token "
                 "refreshes the TTL)");
@@ -248,6 +249,8 @@ void add_lock(CLI::App& app, Context& ctx) {
       ->type_name("DURATION|forever")
       ->check(kWaitCheck);
   x->add_option("--token", run->token, "Use this token instead of a random one");
+  x->add_flag("--shared", run->shared,
+              "Hold it as a reader: many readers at once, never with a writer");
   x->add_option("-E,--conflict-exit-code", run->conflict_exit_code,
                 "Exit code when the lock is busy (default 1)")
       ->type_name("CODE")

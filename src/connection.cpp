@@ -31,7 +31,10 @@ bool starts_with(std::string_view s, std::string_view prefix) {
 std::string error_text(const redisReply* r) { return std::string(r->str, r->len); }
 
 bool is_auth_error(std::string_view msg) {
+  // Redis answers a long command from an unauthenticated client with a protocol error
+  // instead of NOAUTH: it is the same missing password.
   return starts_with(msg, "NOAUTH") || starts_with(msg, "WRONGPASS") ||
+         starts_with(msg, "ERR Protocol error: unauthenticated") ||
          starts_with(msg, "ERR invalid password") || starts_with(msg, "ERR AUTH");
 }
 

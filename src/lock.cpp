@@ -25,10 +25,23 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr std::string_view kType = "lock";
 
-// When no release wakes us (a holder crashed, a wake-up was lost with a killed waiter),
-// we retry anyway: at the holder's expiry, and at most every kMaxBackoff.
-constexpr Millis kFirstBackoff{500};
-constexpr Millis kMaxBackoff{5000};
+// A waiter wakes at least this often: to retry if a wake-up was lost (a holder crashed, a
+// woken waiter was killed), and to renew its place among the waiting (a waiting writer
+// keeps new readers out only while it renews: a crashed one stops doing so within
+// kWaiterLife).
+constexpr Millis kHeartbeat{1000};
+constexpr Millis kWaiterLife{3000};
+
+Args lock_keys(const Keys& keys, std::string_view name) {
+  return {keys.object(kType, name),         keys.aux(kType, name, "fence"),
+          keys.aux(kType, name, "wake"),    keys.aux(kType, name, "readers"),
+          keys.aux(kType, name, "writers"), keys.aux(kType, name, "rwait"),
+          keys.aux(kType, name, "rfence")};
+}
+
+std::string reader_wake_prefix(const Keys& keys, std::string_view name) {
+  return keys.aux(kType, name, "rwake:");
+}
 
 std::int64_t element_integer(const redisReply* r, std::size_t i) {
   if (r->type != REDIS_REPLY_ARRAY || r->elements <= i) {
@@ -61,14 +74,15 @@ Acquired acquire(Connection& conn, const Keys& keys, std::string_view name,
   Acquired result;
   result.name = std::string(name);
   std::string token = opts.token.empty() ? random_token() : opts.token;
-  Args lock_keys{keys.object(kType, name), keys.aux(kType, name, "fence")};
-  std::string wake_key = keys.aux(kType, name, "wake");
-  Args args{token, std::to_string(opts.ttl.count())};
+  Args k = lock_keys(keys, name);
+  const Script& script = opts.shared ? lua::kLockAcquireShared : lua::kLockAcquire;
+  std::string wake_key = opts.shared ? reader_wake_prefix(keys, name) + token : k[2];
+  Args args{token, std::to_string(opts.ttl.count()), opts.wait ? "1" : "0",
+            std::to_string(kWaiterLife.count())};
 
   auto start = Clock::now();
-  Millis backoff = kFirstBackoff;
   for (;;) {
-    Reply r = eval(conn, lua::kLockAcquire, lock_keys, args);
+    Reply r = eval(conn, script, k, args);
     result.waited_ms = since(start).count();
     if (element_integer(r.get(), 0) == 1) {
       result.acquired = true;
@@ -80,20 +94,22 @@ Acquired acquire(Connection& conn, const Keys& keys, std::string_view name,
     result.ttl_ms = element_integer(r.get(), 2);
     if (!opts.wait) return result;
     Millis left = opts.wait == Millis::max() ? Millis::max() : *opts.wait - since(start);
-    if (left.count() <= 0) return result;
-    // Sleep until a release pushes a wake-up, the holder's lease runs out, or the fallback.
-    Millis holder_left = result.ttl_ms > 0 ? Millis(result.ttl_ms) : backoff;
-    Millis block = std::min({left, jittered(std::min(holder_left, backoff))});
-    block = std::max(block, Millis(1));
+    if (left.count() <= 0) {
+      release(conn, keys, name, token);  // withdraw, and pass on a wake-up we may have taken
+      return result;
+    }
+    // Sleep until a release wakes us, the holder's lease runs out, or the heartbeat is due.
+    Millis holder_left = result.ttl_ms > 0 ? jittered(Millis(result.ttl_ms)) : kHeartbeat;
+    Millis block = std::max(std::min({left, holder_left, jittered(kHeartbeat)}), Millis(1));
     conn.command_blocking({"BLPOP", wake_key, blpop_seconds(block)}, block);
-    backoff = std::min(backoff * 2, kMaxBackoff);
   }
 }
 
 bool release(Connection& conn, const Keys& keys, std::string_view name, std::string_view token) {
   check_name("lock", name);
-  Reply r = eval(conn, lua::kLockRelease, {keys.object(kType, name), keys.aux(kType, name, "wake")},
-                 {std::string(token)});
+  Reply r = eval(
+      conn, lua::kLockRelease, lock_keys(keys, name),
+      {std::string(token), reader_wake_prefix(keys, name), std::to_string(kWaiterLife.count())});
   return reply_integer(r.get()) == 1;
 }
 
@@ -101,7 +117,7 @@ Extended extend(Connection& conn, const Keys& keys, std::string_view name, std::
                 Millis ttl) {
   check_name("lock", name);
   if (ttl.count() <= 0) throw Error(kUsage, "--ttl must be positive", "use e.g. --ttl 30s");
-  Reply r = eval(conn, lua::kLockExtend, {keys.object(kType, name)},
+  Reply r = eval(conn, lua::kLockExtend, lock_keys(keys, name),
                  {std::string(token), std::to_string(ttl.count())});
   Extended e;
   e.name = std::string(name);
@@ -113,9 +129,8 @@ Extended extend(Connection& conn, const Keys& keys, std::string_view name, std::
 
 Status status(Connection& conn, const Keys& keys, std::string_view name) {
   check_name("lock", name);
-  Reply r =
-      eval(conn, lua::kLockStatus, {keys.object(kType, name), keys.aux(kType, name, "fence")}, {});
-  if (r->type != REDIS_REPLY_ARRAY || r->elements != 3) {
+  Reply r = eval(conn, lua::kLockStatus, lock_keys(keys, name), {});
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != 5) {
     throw Error(kServer, "unexpected reply from the lock_status script");
   }
   Status s;
@@ -124,13 +139,16 @@ Status status(Connection& conn, const Keys& keys, std::string_view name) {
   s.held = !s.token.empty();
   s.fence = reply_integer(r->element[1]);
   s.ttl_ms = std::max<std::int64_t>(0, reply_integer(r->element[2]));
+  s.mode = reply_string(r->element[3]);
+  s.readers = reply_integer(r->element[4]);
+  s.held = s.held || s.readers > 0;
   return s;
 }
 
 Broken break_lock(Connection& conn, const Keys& keys, std::string_view name) {
   check_name("lock", name);
-  Reply r =
-      eval(conn, lua::kLockBreak, {keys.object(kType, name), keys.aux(kType, name, "wake")}, {});
+  Reply r = eval(conn, lua::kLockBreak, lock_keys(keys, name),
+                 {reader_wake_prefix(keys, name), std::to_string(kWaiterLife.count())});
   Broken b;
   b.name = std::string(name);
   b.token = reply_string(r.get());

@@ -1,8 +1,12 @@
 #pragma once
-/// Exclusive locks with a TTL, owner tokens, fencing tokens and push wake-up of waiters.
+/// Locks with a TTL, owner tokens, fencing tokens and push wake-up of waiters: exclusive
+/// (one writer) or shared (many readers, no writer among them; writers go first).
 ///
-/// Keys: `<prefix>{lock:NAME}` hash {token, fence} with the TTL; `…:fence` counter (kept
-/// forever, so fences never go back); `…:wake` a list a release pushes to and waiters BLPOP.
+/// Keys (one hash tag): `<prefix>{lock:NAME}` hash {token, fence} of the writer, with the
+/// TTL; `…:fence` counter (kept forever, so fences never go back); `…:wake` list a release
+/// pushes to and waiting writers BLPOP; `…:readers` zset reader -> lease deadline;
+/// `…:rfence` hash reader -> fence; `…:writers` / `…:rwait` zsets of waiting writers /
+/// readers -> heartbeat deadline; `…:rwake:<token>` one waiting reader's wake-up list.
 
 #include <cstdint>
 #include <optional>
@@ -19,6 +23,7 @@ struct AcquireOptions {
   Millis ttl{30'000};
   std::optional<Millis> wait;  ///< nullopt: try once; Millis::max(): forever
   std::string token;           ///< empty: 128 random bits
+  bool shared = false;         ///< a reader: many at once, never with a writer
 };
 
 /// Member names are the JSON fields of SPEC §3.
@@ -31,13 +36,14 @@ struct Acquired {
   std::int64_t waited_ms = 0;
 };
 
-/// Takes `name`, waiting up to opts.wait; a waiter sleeps in BLPOP on the wake list and is
-/// woken by the release. acquired=false when still busy. Re-acquiring with the holder's token
+/// Takes `name`, waiting up to opts.wait; a waiter sleeps in BLPOP on a wake list and is
+/// woken by the release (and heartbeats once a second while it waits). acquired=false when
+/// still busy; a waiter that gives up withdraws. Re-acquiring with the holder's token
 /// refreshes the TTL. Throws Error(kConnection/kServer), Error(kInterrupted) on a signal.
 Acquired acquire(Connection& conn, const Keys& keys, std::string_view name,
                  const AcquireOptions& opts);
 
-/// True if released; false if `token` does not hold it.
+/// True if released; false if `token` does not hold it (as writer or reader).
 bool release(Connection& conn, const Keys& keys, std::string_view name, std::string_view token);
 
 struct Extended {
@@ -56,6 +62,8 @@ struct Status {
   std::string token;
   std::int64_t ttl_ms = 0;
   std::int64_t fence = 0;  ///< the holder's fence; when free, the last fence handed out
+  std::string mode;        ///< "exclusive", "shared" (held by readers), or "" when free
+  std::int64_t readers = 0;
 };
 Status status(Connection& conn, const Keys& keys, std::string_view name);
 

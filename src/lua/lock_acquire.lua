@@ -1,21 +1,38 @@
--- lock_acquire: take a free lock, or refresh it for the token that already holds it.
--- KEYS[1] lock hash {token, fence}, KEYS[2] fence counter (same {hash tag})
--- ARGV[1] token, ARGV[2] ttl_ms
--- returns {1, fence, ttl_ms} when acquired | {0, 0, holder_ttl_ms} when busy
+-- lock_acquire: take the lock exclusively (a writer), or refresh it for its holder.
+-- KEYS[1] lock hash {token, fence}, KEYS[2] fence counter, KEYS[3] writers' wake list,
+-- KEYS[4] readers zset (token -> lease deadline), KEYS[5] waiting writers zset (token ->
+-- heartbeat deadline), KEYS[6] waiting readers zset, KEYS[7] readers' fences hash
+-- (all under one {hash tag}; times in ms of server time)
+-- ARGV[1] token, ARGV[2] ttl_ms, ARGV[3] 1 when the caller will wait, ARGV[4] heartbeat ms
+-- returns {1, fence, ttl_ms} when acquired | {0, 0, remaining_ms of the holders} when busy
+local token, ttl, waiting, heartbeat = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', tonumber(ARGV[4])
 local kind = redis.call('TYPE', KEYS[1])['ok']
-if kind == 'none' then
-  local fence = redis.call('INCR', KEYS[2])
-  redis.call('HSET', KEYS[1], 'token', ARGV[1], 'fence', fence)
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return {1, fence, tonumber(ARGV[2])}
-end
 local holder = false
 if kind == 'hash' then holder = redis.call('HGET', KEYS[1], 'token') end
-if not holder then
+if kind ~= 'none' and not holder then
   return redis.error_reply('WRONGTYPE key ' .. KEYS[1] .. ' holds a ' .. kind .. ' that is not an rcoord lock')
 end
-if holder == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return {1, tonumber(redis.call('HGET', KEYS[1], 'fence')), tonumber(ARGV[2])}
+if holder == token then
+  redis.call('PEXPIRE', KEYS[1], ttl)
+  return {1, tonumber(redis.call('HGET', KEYS[1], 'fence')), ttl}
 end
-return {0, 0, redis.call('PTTL', KEYS[1])}
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
+
+if not holder and redis.call('ZCARD', KEYS[4]) == 0 then
+  local fence = redis.call('INCR', KEYS[2])
+  redis.call('HSET', KEYS[1], 'token', token, 'fence', fence)
+  redis.call('PEXPIRE', KEYS[1], ttl)
+  redis.call('ZREM', KEYS[5], token)
+  return {1, fence, ttl}
+end
+-- Busy. A writer that will wait says so: from now on no new reader gets in before it.
+if waiting then
+  redis.call('ZADD', KEYS[5], now + heartbeat, token)
+  redis.call('PEXPIRE', KEYS[5], heartbeat * 2)
+end
+if holder then return {0, 0, redis.call('PTTL', KEYS[1])} end
+local last = redis.call('ZRANGE', KEYS[4], -1, -1, 'WITHSCORES')
+return {0, 0, tonumber(last[2]) - now}

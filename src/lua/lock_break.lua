@@ -1,15 +1,33 @@
--- lock_break: operator override; delete the lock whoever holds it, and wake one waiter.
--- KEYS[1] lock hash, KEYS[2] wake list
--- returns the token that held it | '' when it was free
+-- lock_break: operator override; delete the lock whoever holds it (writer and readers), and
+-- wake the waiters.
+-- KEYS as lock_acquire (lock hash, fence counter, writers' wake list, readers zset, waiting
+-- writers zset, waiting readers zset, readers' fences hash).
+-- ARGV[1] prefix of the readers' wake lists, ARGV[2] heartbeat ms
+-- returns the token of the writer that held it | 'readers:N' | '' when it was free
+local rwake, heartbeat = ARGV[1], tonumber(ARGV[2])
 local kind = redis.call('TYPE', KEYS[1])['ok']
-if kind == 'none' then return '' end
 local holder = false
 if kind == 'hash' then holder = redis.call('HGET', KEYS[1], 'token') end
-if not holder then
+if kind ~= 'none' and not holder then
   return redis.error_reply('WRONGTYPE key ' .. KEYS[1] .. ' holds a ' .. kind .. ' that is not an rcoord lock')
 end
-redis.call('DEL', KEYS[1])
-redis.call('DEL', KEYS[2])
-redis.call('RPUSH', KEYS[2], '1')
-redis.call('PEXPIRE', KEYS[2], 60000)
-return holder
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+local readers = redis.call('ZCARD', KEYS[4])
+local was = ''
+if holder then was = holder elseif readers > 0 then was = 'readers:' .. readers end
+if was == '' then return '' end
+redis.call('DEL', KEYS[1], KEYS[4], KEYS[7])
+redis.call('DEL', KEYS[3])
+redis.call('RPUSH', KEYS[3], '1')
+redis.call('PEXPIRE', KEYS[3], 60000)
+redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
+if redis.call('ZCARD', KEYS[5]) == 0 then
+  for _, r in ipairs(redis.call('ZRANGE', KEYS[6], 0, -1)) do
+    redis.call('DEL', rwake .. r)
+    redis.call('RPUSH', rwake .. r, '1')
+    redis.call('PEXPIRE', rwake .. r, heartbeat * 2)
+  end
+end
+return was

@@ -1,14 +1,25 @@
--- lock_extend: set a new TTL on the lock if ARGV[1] still holds it.
--- KEYS[1] lock hash
+-- lock_extend: set a new TTL on the lock if ARGV[1] still holds it (writer or reader).
+-- KEYS as lock_acquire (lock hash, fence counter, writers' wake list, readers zset, waiting
+-- writers zset, waiting readers zset, readers' fences hash).
 -- ARGV[1] token, ARGV[2] ttl_ms
 -- returns {1, fence} extended | {0, 0} not held by the token
+local token, ttl = ARGV[1], tonumber(ARGV[2])
 local kind = redis.call('TYPE', KEYS[1])['ok']
-if kind == 'none' then return {0, 0} end
 local holder = false
 if kind == 'hash' then holder = redis.call('HGET', KEYS[1], 'token') end
-if not holder then
+if kind ~= 'none' and not holder then
   return redis.error_reply('WRONGTYPE key ' .. KEYS[1] .. ' holds a ' .. kind .. ' that is not an rcoord lock')
 end
-if holder ~= ARGV[1] then return {0, 0} end
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return {1, tonumber(redis.call('HGET', KEYS[1], 'fence'))}
+if holder == token then
+  redis.call('PEXPIRE', KEYS[1], ttl)
+  return {1, tonumber(redis.call('HGET', KEYS[1], 'fence'))}
+end
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local deadline = redis.call('ZSCORE', KEYS[4], token)
+if not deadline or tonumber(deadline) <= now then return {0, 0} end
+redis.call('ZADD', KEYS[4], now + ttl, token)
+local last = redis.call('ZRANGE', KEYS[4], -1, -1, 'WITHSCORES')
+redis.call('PEXPIRE', KEYS[4], tonumber(last[2]) - now + 1000)
+redis.call('PEXPIRE', KEYS[7], tonumber(last[2]) - now + 1000)
+return {1, tonumber(redis.call('HGET', KEYS[7], token) or '0')}

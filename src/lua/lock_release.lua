@@ -1,25 +1,50 @@
--- lock_release: delete the lock if ARGV[1] holds it, and wake one waiter.
--- KEYS[1] lock hash, KEYS[2] wake list (same {hash tag})
--- ARGV[1] token
+-- lock_release: give the lock back if ARGV[1] holds it (as the writer or as a reader), and
+-- wake who may take it next; a waiter that gives up leaves the waiting sets here too.
+-- KEYS as lock_acquire (lock hash, fence counter, writers' wake list, readers zset, waiting
+-- writers zset, waiting readers zset, readers' fences hash).
+-- ARGV[1] token, ARGV[2] prefix of the readers' wake lists (same {hash tag}), ARGV[3] heartbeat ms
 -- returns 1 released | 0 not held by the token
--- When the lock is free already, a waiter is woken anyway: a caller that gives up waiting
--- may have taken the last wake-up, and passing it on costs one spurious retry at most.
+-- Whenever the lock is free afterwards, waiters are woken even if nothing was released: a
+-- caller that gives up waiting may have taken the last wake-up, and passing it on costs one
+-- spurious retry at most.
+local token, rwake, heartbeat = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local kind = redis.call('TYPE', KEYS[1])['ok']
-local function wake()
-  redis.call('DEL', KEYS[2])
-  redis.call('RPUSH', KEYS[2], '1')
-  redis.call('PEXPIRE', KEYS[2], 60000)
-end
-if kind == 'none' then
-  wake()
-  return 0
-end
 local holder = false
 if kind == 'hash' then holder = redis.call('HGET', KEYS[1], 'token') end
-if not holder then
+if kind ~= 'none' and not holder then
   return redis.error_reply('WRONGTYPE key ' .. KEYS[1] .. ' holds a ' .. kind .. ' that is not an rcoord lock')
 end
-if holder ~= ARGV[1] then return 0 end
-redis.call('DEL', KEYS[1])
-wake()
-return 1
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now)
+redis.call('ZREM', KEYS[5], token)
+redis.call('ZREM', KEYS[6], token)
+redis.call('DEL', rwake .. token)
+
+local released = 0
+if holder == token then
+  redis.call('DEL', KEYS[1])
+  holder = false
+  released = 1
+elseif redis.call('ZREM', KEYS[4], token) == 1 then
+  redis.call('HDEL', KEYS[7], token)
+  released = 1
+end
+
+if not holder then
+  if redis.call('ZCARD', KEYS[4]) == 0 then  -- free: one writer may go
+    redis.call('DEL', KEYS[3])
+    redis.call('RPUSH', KEYS[3], '1')
+    redis.call('PEXPIRE', KEYS[3], 60000)
+  end
+  if redis.call('ZCARD', KEYS[5]) == 0 then  -- no writer waits: every reader may go
+    for _, r in ipairs(redis.call('ZRANGE', KEYS[6], 0, -1)) do
+      redis.call('DEL', rwake .. r)
+      redis.call('RPUSH', rwake .. r, '1')
+      redis.call('PEXPIRE', rwake .. r, heartbeat * 2)
+    end
+  end
+end
+return released

@@ -1,13 +1,24 @@
 -- lock_status: who holds the lock, for how long, and its fence.
--- KEYS[1] lock hash, KEYS[2] fence counter
--- returns {token, fence, ttl_ms} when held | {'', last_fence, 0} when free
+-- KEYS as lock_acquire (lock hash, fence counter, writers' wake list, readers zset, waiting
+-- writers zset, waiting readers zset, readers' fences hash).
+-- returns {token, fence, ttl_ms, 'exclusive', 0} held by a writer
+--       | {'', last_fence, longest reader ttl_ms, 'shared', readers} held by readers
+--       | {'', last_fence, 0, '', 0} free
 local kind = redis.call('TYPE', KEYS[1])['ok']
-if kind == 'none' then
-  return {'', tonumber(redis.call('GET', KEYS[2]) or '0'), 0}
-end
 local holder = false
 if kind == 'hash' then holder = redis.call('HGET', KEYS[1], 'token') end
-if not holder then
+if kind ~= 'none' and not holder then
   return redis.error_reply('WRONGTYPE key ' .. KEYS[1] .. ' holds a ' .. kind .. ' that is not an rcoord lock')
 end
-return {holder, tonumber(redis.call('HGET', KEYS[1], 'fence')), redis.call('PTTL', KEYS[1])}
+if holder then
+  return {holder, tonumber(redis.call('HGET', KEYS[1], 'fence')), redis.call('PTTL', KEYS[1]), 'exclusive', 0}
+end
+local last_fence = tonumber(redis.call('GET', KEYS[2]) or '0')
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local readers = redis.call('ZCOUNT', KEYS[4], '(' .. now, '+inf')
+if readers > 0 then
+  local last = redis.call('ZRANGE', KEYS[4], -1, -1, 'WITHSCORES')
+  return {'', last_fence, tonumber(last[2]) - now, 'shared', readers}
+end
+return {'', last_fence, 0, '', 0}

@@ -43,7 +43,7 @@ expect 0 "$RCOORD" lock status job
 assert_contains "$OUT" "held: true"
 assert_contains "$OUT" "token: $TOKEN"
 assert_contains "$OUT" "fence: 1"
-assert_lines "$OUT" 5
+assert_lines "$OUT" 7
 
 # extend: 0 for the holder, 1 for anyone else
 expect 0 "$RCOORD" lock extend job --token "$TOKEN" --ttl 40s

@@ -26,6 +26,10 @@ check_in_docs() {
   done
 }
 
+# the generated tables of the completion files are current
+python3 "$SRC/scripts/gen-completions" --check "$RCOORD" || fail "run scripts/gen-completions"
+pass "completion tables are generated from the current --help"
+
 checked=0
 root_help=$("$RCOORD" --help)
 for opt in $(echo "$root_help" | long_options) $(echo "$root_help" | short_options); do

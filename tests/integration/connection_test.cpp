@@ -27,7 +27,10 @@ TEST_CASE("eval falls back to EVAL after the script cache is flushed") {
   auto conn = rcoord::test::shared_server().connect();
   conn.command({"SCRIPT", "FLUSH"});
   std::string key = rcoord::test::unique_prefix() + "{lock:x}";
-  auto r = rcoord::eval(conn, rcoord::lua::kLockStatus, {key, key + ":fence"}, {});
+  auto r = rcoord::eval(conn, rcoord::lua::kLockStatus,
+                        {key, key + ":fence", key + ":wake", key + ":readers", key + ":writers",
+                         key + ":rwait", key + ":rfence"},
+                        {});
   CHECK(r->type == REDIS_REPLY_ARRAY);
   auto exists = conn.command({"SCRIPT", "EXISTS", std::string(rcoord::lua::kLockStatus.sha1)});
   CHECK(exists->element[0]->integer == 1);  // EVAL cached it

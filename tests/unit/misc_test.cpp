@@ -98,15 +98,19 @@ TEST_CASE("lock acquire: JSON fields and text of SPEC") {
 }
 
 TEST_CASE("lock status: field: value lines with the JSON names") {
-  rcoord::lock::Status s{true, "backup", "abc", 900, 3};
-  CHECK(to_text(s) == "held: true\nname: backup\ntoken: abc\nttl_ms: 900\nfence: 3\n");
+  rcoord::lock::Status s{true, "backup", "abc", 900, 3, "exclusive", 0};
+  CHECK(
+      to_text(s) ==
+      "held: true\nname: backup\ntoken: abc\nttl_ms: 900\nfence: 3\nmode: exclusive\nreaders: 0\n");
   nlohmann::ordered_json j;
   to_json(j, s);
-  CHECK(j.dump() == R"({"held":true,"name":"backup","token":"abc","ttl_ms":900,"fence":3})");
+  CHECK(
+      j.dump() ==
+      R"({"held":true,"name":"backup","token":"abc","ttl_ms":900,"fence":3,"mode":"exclusive","readers":0})");
 }
 
 TEST_CASE("JSON output survives binary names") {
-  rcoord::lock::Status s{false, std::string("bad\xff\xfe", 5), "", 0, 0};
+  rcoord::lock::Status s{false, std::string("bad\xff\xfe", 5), "", 0, 0, "", 0};
   nlohmann::ordered_json j;
   to_json(j, s);
   std::string line = rcoord::dump_json(j);

@@ -1,0 +1,45 @@
+-- lock_acquire_shared: take the lock as one of many readers, or refresh a reader's lease.
+-- KEYS as lock_acquire (lock hash, fence counter, writers' wake list, readers zset, waiting
+-- writers zset, waiting readers zset, readers' fences hash).
+-- ARGV[1] token, ARGV[2] ttl_ms, ARGV[3] 1 when the caller will wait, ARGV[4] heartbeat ms
+-- returns {1, fence, ttl_ms} when acquired | {0, 0, remaining_ms of the holders} when busy
+-- A reader is refused while a writer holds the lock or any writer is waiting for it, so a
+-- stream of readers cannot starve a writer.
+local token, ttl, waiting, heartbeat = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', tonumber(ARGV[4])
+local kind = redis.call('TYPE', KEYS[1])['ok']
+local holder = false
+if kind == 'hash' then holder = redis.call('HGET', KEYS[1], 'token') end
+if kind ~= 'none' and not holder then
+  return redis.error_reply('WRONGTYPE key ' .. KEYS[1] .. ' holds a ' .. kind .. ' that is not an rcoord lock')
+end
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now)
+
+local function keep(key, deadline)
+  local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  if last[2] then deadline = math.max(deadline, tonumber(last[2])) end
+  redis.call('PEXPIRE', key, deadline - now + 1000)
+end
+
+local mine = redis.call('ZSCORE', KEYS[4], token)
+if mine or (not holder and redis.call('ZCARD', KEYS[5]) == 0) then
+  local fence = tonumber(redis.call('HGET', KEYS[7], token) or '0')
+  if not mine then
+    fence = redis.call('INCR', KEYS[2])
+    redis.call('HSET', KEYS[7], token, fence)
+  end
+  redis.call('ZADD', KEYS[4], now + ttl, token)
+  redis.call('ZREM', KEYS[6], token)
+  keep(KEYS[4], now + ttl)
+  redis.call('PEXPIRE', KEYS[7], redis.call('PTTL', KEYS[4]))
+  return {1, fence, ttl}
+end
+if waiting then
+  redis.call('ZADD', KEYS[6], now + heartbeat, token)
+  keep(KEYS[6], now + heartbeat)
+end
+if holder then return {0, 0, redis.call('PTTL', KEYS[1])} end
+return {0, 0, 0}  -- no holder: a writer is waiting and goes first
