@@ -84,6 +84,7 @@ struct Command {
   void (*add)(CLI::App&, rcoord::cmd::Context&);
 };
 constexpr Command kCommands[] = {
+    {"doctor", rcoord::cmd::add_doctor},
     {"lock", rcoord::cmd::add_lock},
     {"ping", rcoord::cmd::add_ops},
     {"sem", rcoord::cmd::add_sem},

@@ -15,6 +15,19 @@ std::string to_text(const Ping& r) {
 
 }  // namespace rcoord::server
 
+namespace rcoord::doctor {
+
+void to_json(nlohmann::ordered_json& j, const Finding& r) {
+  j = {{"check", r.check}, {"ok", r.ok}, {"detail", r.detail}, {"fix", r.fix}};
+}
+
+std::string to_text(const Finding& r) {
+  if (r.ok) return fmt::format("ok    {}: {}", r.check, r.detail);
+  return fmt::format("FAIL  {}: {}\n      fix: {}", r.check, r.detail, r.fix);
+}
+
+}  // namespace rcoord::doctor
+
 namespace rcoord::cmd {
 
 void add_ops(CLI::App& app, Context& ctx) {
@@ -24,6 +37,25 @@ void add_ops(CLI::App& app, Context& ctx) {
     ctx.action = [&ctx] {
       ctx.out().emit(server::ping(ctx.conn()));
       return 0;
+    };
+  });
+}
+
+void add_doctor(CLI::App& app, Context& ctx) {
+  auto* doctor = app.add_subcommand(
+      "doctor", "Check what makes coordination unsafe on this server, and how to fix it");
+  doctor->footer(
+      "Checks: eviction policy, persistence, replication role and lag, cluster slot coverage,\n"
+      "and the permissions rcoord needs. Exit 0 when nothing is unsafe, 1 otherwise.\n"
+      "Example: rcoord doctor --url redis://10.0.0.5:6379");
+  doctor->callback([&ctx] {
+    ctx.action = [&ctx] {
+      bool healthy = true;
+      for (const auto& finding : doctor::examine(ctx.conn(), ctx.keys())) {
+        ctx.out().emit(finding);
+        healthy = healthy && finding.ok;
+      }
+      return healthy ? 0 : 1;
     };
   });
 }

@@ -1,15 +1,22 @@
 #pragma once
-/// Operator commands: `rcoord ping`.
+/// Operator commands: `rcoord ping`, `rcoord doctor`.
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "context.hpp"
+#include "doctor.hpp"
 #include "server.hpp"
 
 namespace rcoord::cmd {
 void add_ops(CLI::App& app, Context& ctx);
+void add_doctor(CLI::App& app, Context& ctx);
 }  // namespace rcoord::cmd
+
+namespace rcoord::doctor {
+void to_json(nlohmann::ordered_json& j, const Finding& r);
+std::string to_text(const Finding& r);
+}  // namespace rcoord::doctor
 
 namespace rcoord::server {
 void to_json(nlohmann::ordered_json& j, const Ping& r);

@@ -78,6 +78,7 @@ complete -c rcoord -n 'not __rcoord_in_child_command' -s n -x -d 'Database numbe
 complete -c rcoord -n 'not __rcoord_in_child_command' -s a -l pass -x -d 'Password (as redis-cli; visible in ps: prefer --password-file)'
 complete -c rcoord -n 'not __rcoord_in_child_command' -l user -x -d 'ACL user name (as redis-cli)'
 complete -c rcoord -n 'not __rcoord_in_child_command' -s s -r -F -d 'Unix socket path (as redis-cli)'
+complete -c rcoord -n __rcoord_needs_command -a doctor -d 'Check what makes coordination unsafe on this server, and how to fix it'
 complete -c rcoord -n __rcoord_needs_command -a lock -d 'Mutual exclusion with a TTL and fencing tokens'
 complete -c rcoord -n __rcoord_needs_command -a ping -d 'Check the server: version, mode, round-trip time'
 complete -c rcoord -n __rcoord_needs_command -a sem -d 'Counting semaphores: at most N holders at once'

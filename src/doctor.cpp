@@ -1,0 +1,204 @@
+#include "doctor.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <string_view>
+
+#include "errors.hpp"
+
+namespace rcoord::doctor {
+namespace {
+
+// `field:value` lines of an INFO section.
+std::map<std::string, std::string, std::less<>> info_fields(Connection& conn,
+                                                            std::string_view section) {
+  std::string text = reply_string(conn.command({"INFO", std::string(section)}).get());
+  std::map<std::string, std::string, std::less<>> fields;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    auto end = text.find("\r\n", pos);
+    std::string line = text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    auto colon = line.find(':');
+    if (colon != std::string::npos && !line.empty() && line[0] != '#') {
+      fields[line.substr(0, colon)] = line.substr(colon + 1);
+    }
+    if (end == std::string::npos) break;
+    pos = end + 2;
+  }
+  return fields;
+}
+
+std::string field(const std::map<std::string, std::string, std::less<>>& fields,
+                  std::string_view name) {
+  auto it = fields.find(name);
+  return it == fields.end() ? std::string{} : it->second;
+}
+
+// CONFIG GET name -> value; nullopt-like "" with `refused` set when CONFIG is not allowed.
+std::string config_get(Connection& conn, const std::string& name, std::string& refused) {
+  try {
+    Reply r = conn.command({"CONFIG", "GET", name});
+    if (r->type == REDIS_REPLY_ARRAY && r->elements >= 2) return reply_string(r->element[1]);
+    return {};
+  } catch (const Error& e) {
+    if (e.code() != kServer) throw;
+    refused = e.what();
+    return {};
+  }
+}
+
+Finding check_eviction(Connection& conn) {
+  std::string refused;
+  std::string policy = config_get(conn, "maxmemory-policy", refused);
+  std::string maxmemory = config_get(conn, "maxmemory", refused);
+  if (!refused.empty()) {
+    return {"eviction", false, fmt::format("cannot read the eviction policy: {}", refused),
+            "allow CONFIG GET for this user, or check maxmemory-policy by hand"};
+  }
+  if (policy == "noeviction") {
+    return {"eviction", true, "maxmemory-policy is noeviction: keys are never evicted", ""};
+  }
+  if (maxmemory == "0") {
+    return {"eviction", true,
+            fmt::format("maxmemory-policy is {}, but maxmemory is 0 (no limit): nothing is "
+                        "evicted",
+                        policy),
+            ""};
+  }
+  return {"eviction", false,
+          fmt::format("maxmemory-policy is {} with maxmemory {}: under memory pressure Redis "
+                      "evicts keys, and a lock, permit or queued message can vanish",
+                      policy, maxmemory),
+          "CONFIG SET maxmemory-policy noeviction (and put it in redis.conf)"};
+}
+
+Finding check_persistence(Connection& conn) {
+  std::string refused;
+  std::string aof = config_get(conn, "appendonly", refused);
+  std::string save = config_get(conn, "save", refused);
+  if (!refused.empty()) {
+    return {"persistence", false, fmt::format("cannot read the persistence settings: {}", refused),
+            "allow CONFIG GET for this user, or check appendonly and save by hand"};
+  }
+  if (aof == "yes") return {"persistence", true, "append-only file is on", ""};
+  if (save.empty()) {
+    return {"persistence", false,
+            "no persistence (appendonly no, save \"\"): a restart forgets every lock, permit, "
+            "queue and fence counter",
+            "CONFIG SET appendonly yes (and put it in redis.conf)"};
+  }
+  return {"persistence", false,
+          fmt::format("snapshots only (save \"{}\"): a restart loses what changed since the last "
+                      "snapshot, and fences can go back",
+                      save),
+          "CONFIG SET appendonly yes (and put it in redis.conf)"};
+}
+
+Finding check_replication(Connection& conn) {
+  auto fields = info_fields(conn, "replication");
+  std::string role = field(fields, "role");
+  if (role == "slave") {
+    return {"replication", false,
+            fmt::format("this server is a replica of {}:{}: writes are refused here",
+                        field(fields, "master_host"), field(fields, "master_port")),
+            "point --url at the master (or use --sentinel)"};
+  }
+  int replicas = std::atoi(field(fields, "connected_slaves").c_str());
+  if (replicas == 0) {
+    return {"replication", true,
+            "no replicas: nothing is lost to a failover, but the server is a single point of "
+            "failure",
+            ""};
+  }
+  std::string lagging;
+  for (int i = 0; i < replicas; ++i) {
+    // slaveN:ip=...,port=...,state=online,offset=...,lag=0
+    std::string line = field(fields, fmt::format("slave{}", i));
+    auto at = line.find("lag=");
+    long lag = at == std::string::npos ? -1 : std::atol(line.c_str() + at + 4);
+    bool online = line.find("state=online") != std::string::npos;
+    if (!online || lag > 1) lagging += fmt::format(" [{}]", line);
+  }
+  if (!lagging.empty()) {
+    return {"replication", false,
+            fmt::format("replicas behind by more than 1 s or not online:{}; a failover now would "
+                        "lose recent locks",
+                        lagging),
+            "check the replicas' links and load; use --wait-replicas for writes that must "
+            "survive a failover"};
+  }
+  return {"replication", true,
+          fmt::format("{} replica(s) online, lag at most 1 s (a failover can still lose the "
+                      "last writes unless --wait-replicas is used)",
+                      replicas),
+          ""};
+}
+
+Finding check_cluster(Connection& conn) {
+  auto server = info_fields(conn, "server");
+  if (field(server, "redis_mode") != "cluster") {
+    return {"cluster", true,
+            fmt::format("{} server: no slots to cover", field(server, "redis_mode")), ""};
+  }
+  std::string text = reply_string(conn.command({"CLUSTER", "INFO"}).get());
+  auto value = [&](std::string_view name) {
+    auto at = text.find(std::string(name) + ":");
+    if (at == std::string::npos) return std::string{};
+    auto end = text.find("\r\n", at);
+    return text.substr(at + name.size() + 1, end - at - name.size() - 1);
+  };
+  if (value("cluster_state") == "ok" && value("cluster_slots_ok") == "16384") {
+    return {"cluster", true, "all 16384 slots are served", ""};
+  }
+  return {"cluster", false,
+          fmt::format("cluster_state {}, {} of 16384 slots ok (assigned {}, failing {})",
+                      value("cluster_state"), value("cluster_slots_ok"),
+                      value("cluster_slots_assigned"), value("cluster_slots_fail")),
+          "assign every slot to a reachable master (redis-cli --cluster fix)"};
+}
+
+// The commands rcoord sends. Tried for real where harmless, so this works for users that
+// may not run ACL DRYRUN.
+Finding check_permissions(Connection& conn, const Keys& keys) {
+  std::string probe = keys.aux("doctor", "probe", "x");
+  std::vector<std::pair<std::string, Args>> tries = {
+      {"EVAL", {"EVAL", "return redis.call('TIME')[1]", "0"}},
+      {"EVALSHA", {"EVALSHA", "0000000000000000000000000000000000000000", "0"}},
+      {"SCRIPT", {"SCRIPT", "EXISTS", "0000000000000000000000000000000000000000"}},
+      {"BLPOP", {"BLPOP", probe, "0.001"}},
+      {"PUBLISH", {"PUBLISH", probe, "doctor"}},
+  };
+  std::string refused;
+  for (const auto& [name, args] : tries) {
+    Reply r = conn.command_raw(args);
+    if (r->type != REDIS_REPLY_ERROR) continue;
+    std::string_view msg(r->str, r->len);
+    if (msg.substr(0, 6) == "NOPERM" || msg.find("no permissions") != std::string_view::npos) {
+      refused += (refused.empty() ? "" : ", ") + name;
+    }
+  }
+  if (!refused.empty()) {
+    return {"permissions", false, fmt::format("this user may not run: {}", refused),
+            fmt::format("grant them, e.g. ACL SETUSER <user> ~{}* &{}* +@scripting +@list "
+                        "+@sortedset +@hash +@string +@pubsub +@connection",
+                        keys.prefix(), keys.prefix())};
+  }
+  return {"permissions", true, "scripts (EVAL/EVALSHA with TIME), blocking pops and PUBLISH work",
+          ""};
+}
+
+}  // namespace
+
+std::vector<Finding> examine(Connection& conn, const Keys& keys) {
+  conn.ensure_connected();
+  std::vector<Finding> findings;
+  findings.push_back(check_eviction(conn));
+  findings.push_back(check_persistence(conn));
+  findings.push_back(check_replication(conn));
+  findings.push_back(check_cluster(conn));
+  findings.push_back(check_permissions(conn, keys));
+  return findings;
+}
+
+}  // namespace rcoord::doctor

@@ -1,0 +1,48 @@
+# rcoord doctor against servers configured each wrong way: exit 1 naming the problem and the
+# fix; exit 0 on a safe server.
+source "$(dirname "$0")/lib.sh"
+
+start_redis SAFE --appendonly yes
+expect 0 "$RCOORD" --url "$SAFE_URL" doctor
+assert_contains "$OUT" "ok    eviction"
+assert_contains "$OUT" "ok    persistence: append-only file is on"
+assert_contains "$OUT" "ok    permissions"
+expect 0 "$RCOORD" --url "$SAFE_URL" doctor --json
+[ "$(echo "$OUT" | wc -l)" -eq 5 ] || fail "one JSON line per check: $OUT"
+pass "a safe server: exit 0, every check ok"
+
+start_redis VOLATILE_NOLIMIT --appendonly yes --maxmemory-policy volatile-lru
+expect 0 "$RCOORD" --url "$VOLATILE_NOLIMIT_URL" doctor
+assert_contains "$OUT" "maxmemory is 0"
+pass "an evicting policy without maxmemory evicts nothing"
+
+start_redis NOPERSIST
+expect 1 "$RCOORD" --url "$NOPERSIST_URL" doctor
+assert_contains "$OUT" "FAIL  persistence: no persistence"
+assert_contains "$OUT" "fix: CONFIG SET appendonly yes"
+pass "no persistence: exit 1 with the fix"
+
+start_redis EVICT --appendonly yes --maxmemory 50mb --maxmemory-policy allkeys-lru
+expect 1 "$RCOORD" --url "$EVICT_URL" doctor --json
+line=$(echo "$OUT" | grep '"check":"eviction"')
+assert_eq "$(json_field "$line" ok)" false
+assert_contains "$(json_field "$line" fix)" "noeviction"
+pass "allkeys-lru with maxmemory: exit 1, fix names noeviction"
+
+start_redis REPLICA --appendonly yes --replicaof 127.0.0.1 "$SAFE_PORT"
+expect 1 "$RCOORD" --url "$REPLICA_URL" doctor
+assert_contains "$OUT" "FAIL  replication: this server is a replica of 127.0.0.1:$SAFE_PORT"
+replica_online() { redis-cli -p "$SAFE_PORT" info replication | grep -q 'state=online'; }
+wait_until 10 replica_online || fail "the replica never came online"
+expect 0 "$RCOORD" --url "$SAFE_URL" doctor
+assert_contains "$OUT" "1 replica(s) online"
+pass "connected to a replica: exit 1; a master with an online replica: ok"
+
+redis-cli -p "$NOPERSIST_PORT" ACL SETUSER noscript on '>pw' '~*' '&*' +@all -@scripting >/dev/null
+expect 1 "$RCOORD" --url "$NOPERSIST_URL" --user noscript -a pw doctor
+assert_contains "$OUT" "FAIL  permissions: this user may not run: EVAL, EVALSHA, SCRIPT"
+pass "a user without scripting: exit 1 naming the refused commands"
+
+port=$(free_port)
+expect 3 "$RCOORD" --url "redis://127.0.0.1:$port" doctor
+pass "unreachable: exit 3"
