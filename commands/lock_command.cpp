@@ -45,9 +45,13 @@ std::string to_text(const Status& r) {
 }
 
 void to_json(nlohmann::ordered_json& j, const Broken& r) {
-  j = {{"broken", r.broken}, {"name", r.name}, {"token", r.token}};
+  j = {{"broken", r.broken}, {"name", r.name}, {"token", r.token}, {"readers", r.readers}};
 }
-std::string to_text(const Broken& r) { return r.broken ? fmt::format("broken: {}", r.token) : ""; }
+std::string to_text(const Broken& r) {
+  if (!r.broken) return {};
+  if (r.readers > 0) return fmt::format("broken: {} readers", r.readers);
+  return fmt::format("broken: {}", r.token);
+}
 
 }  // namespace rcoord::lock
 
@@ -188,6 +192,7 @@ CLI::Option* add_name(CLI::App* verb, LockArgs& a) {
 void add_lock(CLI::App& app, Context& ctx) {
   auto* lock = app.add_subcommand("lock", "Mutual exclusion with a TTL and fencing tokens");
   lock->require_subcommand(1);
+  lock->footer("Example: rcoord lock run nightly-backup --ttl 1m -- ./backup.sh");
 
   auto acq = std::make_shared<LockArgs>();
   auto* a = lock->add_subcommand("acquire", "Take a lock and print its token");

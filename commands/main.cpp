@@ -19,7 +19,8 @@ namespace {
 
 constexpr const char* kFooter =
     "Exit codes: 0 yes, 1 no (busy, denied, absent), 2 usage, 3 connection, 4 server or data,\n"
-    "5 lock lost while the command ran; run forms exit with the command's code.\n"
+    "5 lock, permit or leadership lost while the command ran; run forms exit with the\n"
+    "command's code.\n"
     "Examples:\n"
     "  rcoord lock run nightly-backup -- ./backup.sh\n"
     "  TOKEN=$(rcoord lock acquire deploy --ttl 5m --wait 1m) && ...\n"

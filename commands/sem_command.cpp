@@ -32,10 +32,11 @@ void to_json(nlohmann::ordered_json& j, const Status& r) {
        {"holders", holders}};
 }
 std::string to_text(const Status& r) {
-  std::string out = fmt::format("name: {}\nlimit: {}\nin_use: {}\nwaiting: {}\nholders: {}\n",
-                                r.name, r.limit, r.in_use, r.waiting, r.holders.size());
+  // field: value lines with the JSON names; the holders list is one `holders:` line each.
+  std::string out = fmt::format("name: {}\nlimit: {}\nin_use: {}\nwaiting: {}\n", r.name, r.limit,
+                                r.in_use, r.waiting);
   for (const auto& h : r.holders) {
-    out += fmt::format("holder: {} permits={} ttl_ms={}\n", h.token, h.permits, h.ttl_ms);
+    out += fmt::format("holders: {} permits={} ttl_ms={}\n", h.token, h.permits, h.ttl_ms);
   }
   return out;
 }
@@ -86,7 +87,14 @@ semaphore::Taken take_or_abort(Context& ctx, const SemArgs& a, const semaphore::
                             [&] { return semaphore::take(ctx.conn(), ctx.keys(), a.name, opts); });
 }
 
-void note_full(Context& ctx, const semaphore::Taken& r) {
+void note_full(Context& ctx, const semaphore::Taken& r, std::int64_t permits) {
+  if (r.in_use + permits <= r.limit && r.ahead > 0) {
+    ctx.out().note(
+        fmt::format("rcoord: semaphore '{}' has room, but {} earlier waiter(s) come "
+                    "first ({} of {} permits in use)",
+                    r.name, r.ahead, r.in_use, r.limit));
+    return;
+  }
   ctx.out().note(fmt::format("rcoord: semaphore '{}' is full ({} of {} permits in use)", r.name,
                              r.in_use, r.limit));
 }
@@ -95,7 +103,7 @@ int run_take(Context& ctx, const SemArgs& a) {
   auto opts = take_options(a);
   auto r = take_or_abort(ctx, a, opts);
   ctx.out().emit(r);
-  if (!r.acquired) note_full(ctx, r);
+  if (!r.acquired) note_full(ctx, r, opts.permits);
   return r.acquired ? kYes : kNo;
 }
 
@@ -134,7 +142,7 @@ int run_run(Context& ctx, const SemArgs& a) {
   auto r = take_or_abort(ctx, a, opts);
   if (!r.acquired) {
     ctx.out().emit(r);  // JSON: the full object; text: nothing (stdout is the command's)
-    note_full(ctx, r);
+    note_full(ctx, r, opts.permits);
     return a.conflict_exit_code;
   }
   Holding held = holding(ctx, a.name, r.token);
@@ -179,6 +187,7 @@ void add_take_options(CLI::App* verb, SemArgs& a) {
 void add_sem(CLI::App& app, Context& ctx) {
   auto* sem = app.add_subcommand("sem", "Counting semaphores: at most N holders at once");
   sem->require_subcommand(1);
+  sem->footer("Example: rcoord sem run encoders --limit 4 --wait forever -- ./encode.sh");
 
   auto take = std::make_shared<SemArgs>();
   auto* t = sem->add_subcommand("take", "Take permits and print the holder token");

@@ -153,6 +153,10 @@ Broken break_lock(Connection& conn, const Keys& keys, std::string_view name) {
   b.name = std::string(name);
   b.token = reply_string(r.get());
   b.broken = !b.token.empty();
+  if (b.token.rfind("readers:", 0) == 0) {  // the script's answer when readers held it
+    b.readers = std::stoll(b.token.substr(8));
+    b.token.clear();
+  }
   return b;
 }
 

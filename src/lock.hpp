@@ -70,7 +70,8 @@ Status status(Connection& conn, const Keys& keys, std::string_view name);
 struct Broken {
   bool broken = false;
   std::string name;
-  std::string token;  ///< who held it
+  std::string token;         ///< the writer that held it ("" when readers did)
+  std::int64_t readers = 0;  ///< how many readers held it
 };
 /// Deletes the lock whoever holds it (operator override) and wakes a waiter.
 Broken break_lock(Connection& conn, const Keys& keys, std::string_view name);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <random>
 
 #include "errors.hpp"
 #include "lua_scripts.hpp"
@@ -37,6 +38,13 @@ std::int64_t element(const redisReply* r, std::size_t i) {
     throw Error(kServer, "unexpected reply from a semaphore script");
   }
   return reply_integer(r->element[i]);
+}
+
+// Up to 20% more, so that many waiters do not heartbeat in step.
+Millis jittered(Millis base) {
+  static std::minstd_rand rng{std::random_device{}()};
+  std::uniform_int_distribution<std::int64_t> spread(0, base.count() / 5);
+  return base + Millis(spread(rng));
 }
 
 Millis since(Clock::time_point start) {
@@ -82,10 +90,11 @@ Taken take(Connection& conn, const Keys& keys, std::string_view name, const Take
     result.waited_ms = since(start).count();
     result.holders = element(r.get(), 1);
     result.in_use = element(r.get(), 2);
+    result.ahead = element(r.get(), 3);
     if (element(r.get(), 0) == 1) {
       result.acquired = true;
       result.token = token;
-      result.permits = opts.permits;
+      result.permits = element(r.get(), 4);  // a holder taking again keeps what it holds
       result.ttl_ms = opts.ttl.count();
       return result;
     }
@@ -96,7 +105,7 @@ Taken take(Connection& conn, const Keys& keys, std::string_view name, const Take
       return result;
     }
     // Woken by a release that makes room for us, or after a heartbeat to stay in the queue.
-    Millis block = std::max(std::min(left, kHeartbeat), Millis(1));
+    Millis block = std::max(std::min(left, jittered(kHeartbeat)), Millis(1));
     conn.command_blocking({"BLPOP", wake + token, blpop_seconds(block)}, block);
   }
 }
@@ -113,9 +122,8 @@ bool refresh(Connection& conn, const Keys& keys, std::string_view name, std::str
              Millis ttl) {
   check_name("semaphore", name);
   if (ttl.count() <= 0) throw Error(kUsage, "--ttl must be positive", "use e.g. --ttl 30s");
-  Reply r =
-      eval(conn, lua::kSemRefresh, {keys.object(kType, name), keys.aux(kType, name, "permits")},
-           {std::string(token), std::to_string(ttl.count())});
+  Reply r = eval(conn, lua::kSemRefresh, sem_keys(keys, name),
+                 {std::string(token), std::to_string(ttl.count())});
   return reply_integer(r.get()) == 1;
 }
 

@@ -36,6 +36,7 @@ struct Taken {
   std::int64_t permits = 0;
   std::int64_t holders = 0;  ///< live holders after the call
   std::int64_t in_use = 0;   ///< permits in use after the call
+  std::int64_t ahead = 0;    ///< not admitted: earlier waiters still queued ahead of us
   std::int64_t ttl_ms = 0;
   std::int64_t waited_ms = 0;
 };

@@ -42,4 +42,8 @@ if waiting then
   keep(KEYS[6], now + heartbeat)
 end
 if holder then return {0, 0, redis.call('PTTL', KEYS[1])} end
-return {0, 0, 0}  -- no holder: a writer is waiting and goes first
+-- No writer holds it, but a writer waits and goes first: the readers' longest lease is
+-- how long that can take (0 when only the waiting writer is in the way).
+local last = redis.call('ZRANGE', KEYS[4], -1, -1, 'WITHSCORES')
+if last[2] then return {0, 0, tonumber(last[2]) - now} end
+return {0, 0, 0}

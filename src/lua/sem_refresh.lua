@@ -1,5 +1,5 @@
 -- sem_refresh: extend a holder's lease if it is still live.
--- KEYS[1] holders zset, KEYS[2] permits hash
+-- KEYS as sem_take (holders, permits, queue, alive, wants, counter, meta).
 -- ARGV[1] token, ARGV[2] ttl_ms
 -- returns 1 refreshed | 0 not a live holder (never held, released, expired or removed)
 local kind = redis.call('TYPE', KEYS[1])['ok']
@@ -11,9 +11,10 @@ local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 local deadline = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not deadline or tonumber(deadline) <= now then return 0 end
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl >= 0 and ttl < tonumber(ARGV[2]) + 60000 then
-  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) + 60000)
-  redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[2]) + 60000)
+-- Every key lives until a minute after the last lease ends, as sem_take keeps them.
+local keep = tonumber(ARGV[2]) + 60000
+for i = 1, 7 do
+  local ttl = redis.call('PTTL', KEYS[i])
+  if ttl ~= -2 and ttl < keep then redis.call('PEXPIRE', KEYS[i], keep) end
 end
 return 1

@@ -28,6 +28,11 @@ for _, h in ipairs(redis.call('ZRANGEBYSCORE', holders, '-inf', now)) do
   redis.call('HDEL', permits, h)
   redis.call('ZREM', holders, h)
 end
+for _, w in ipairs(redis.call('ZRANGEBYSCORE', alive, '-inf', now)) do
+  redis.call('ZREM', queue, w)
+  redis.call('HDEL', wants, w)
+  redis.call('ZREM', alive, w)
+end
 local limit = tonumber(redis.call('HGET', meta, 'limit') or '0')
 local room = limit
 for _, v in ipairs(redis.call('HVALS', permits)) do room = room - tonumber(v) end

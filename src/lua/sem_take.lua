@@ -5,7 +5,8 @@
 -- KEYS[7] meta hash {limit}; all under one {hash tag}. Wake lists are <ARGV[7]><token>.
 -- ARGV[1] token, ARGV[2] limit, ARGV[3] K, ARGV[4] ttl_ms, ARGV[5] 1 to queue when busy,
 -- ARGV[6] ticket heartbeat ms, ARGV[7] wake-list key prefix (same {hash tag})
--- returns {1, holders, in_use, 0} admitted | {0, holders, in_use, tickets ahead} not admitted
+-- returns {1, holders, in_use, 0, permits held} admitted
+--       | {0, holders, in_use, tickets ahead, 0} not admitted
 -- A ticket is admitted only when it and every ticket ahead of it fit together: arrival order
 -- is kept, and a large request is not passed forever by small ones.
 local holders, permits, queue, alive, wants, counter, meta =
@@ -63,13 +64,12 @@ local function keep_alive()
   end
 end
 
-redis.call('HSET', meta, 'limit', limit)
 local used = in_use()
 
 if redis.call('ZSCORE', holders, token) then  -- a holder taking again refreshes its lease
   redis.call('ZADD', holders, now + ttl, token)
   keep_alive()
-  return {1, redis.call('ZCARD', holders), used, 0}
+  return {1, redis.call('ZCARD', holders), used, 0, tonumber(redis.call('HGET', permits, token))}
 end
 
 local ahead = 0
@@ -83,6 +83,7 @@ for _, t in ipairs(before) do
 end
 
 if used + ahead + want <= limit then
+  redis.call('HSET', meta, 'limit', limit)
   redis.call('ZADD', holders, now + ttl, token)
   redis.call('HSET', permits, token, want)
   redis.call('ZREM', queue, token)
@@ -92,10 +93,11 @@ if used + ahead + want <= limit then
   used = used + want
   wake_admissible(used)
   keep_alive()
-  return {1, redis.call('ZCARD', holders), used, 0}
+  return {1, redis.call('ZCARD', holders), used, 0, want}
 end
 
 if may_queue then
+  redis.call('HSET', meta, 'limit', limit)
   if not my_place then
     redis.call('ZADD', queue, redis.call('INCR', counter), token)
     redis.call('HSET', wants, token, want)
@@ -105,4 +107,4 @@ if may_queue then
   wake_admissible(used)
   keep_alive()
 end
-return {0, redis.call('ZCARD', holders), used, ahead_tickets}
+return {0, redis.call('ZCARD', holders), used, ahead_tickets, 0}

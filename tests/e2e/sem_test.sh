@@ -121,7 +121,7 @@ assert_eq "$OUT" "ttl_ms: 60000"
 expect 1 "$RCOORD" sem refresh cli --token nope
 expect 0 "$RCOORD" sem status cli
 assert_contains "$OUT" "limit: 2"
-assert_contains "$OUT" "holder: $tok permits=1"
+assert_contains "$OUT" "holders: $tok permits=1"
 expect 0 "$RCOORD" sem release cli --token "$tok"
 expect 1 "$RCOORD" sem release cli --token "$tok"
 expect 2 "$RCOORD" sem take cli --limit 2 --permits 3
