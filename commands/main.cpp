@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "bloom_command.hpp"
+#include "complete_command.hpp"
 #include "context.hpp"
 #include "errors.hpp"
 #include "lock_command.hpp"
@@ -83,7 +85,8 @@ struct Command {
   void (*add)(CLI::App&, rcoord::cmd::Context&);
 };
 constexpr Command kCommands[] = {
-    {"lock", rcoord::cmd::add_lock},
+    {"lock", rcoord::cmd::add_lock}, {"bloom", rcoord::cmd::add_bloom},
+    {"pf", rcoord::cmd::add_pf},     {"complete", rcoord::cmd::add_complete},
     {"ping", rcoord::cmd::add_ops},
 };
 
