@@ -7,7 +7,8 @@ _rcoord_global_opts='-u --url --password-file --timeout --prefix -o --output --j
 
 # Options (global or per verb) that take a value in the next word.
 _rcoord_opts_with_arg='-u --url --password-file --timeout --prefix -o --output --config -h -p -n
-  -a --pass --user -s --ttl --wait --token -E --conflict-exit-code --kill-grace --min-hold'
+  -a --pass --user -s --ttl --wait --token -E --conflict-exit-code --kill-grace --min-hold
+  --capacity --error-rate --expansion --score --limit --max'
 
 _rcoord_takes_arg() {
   local o
@@ -22,13 +23,35 @@ _rcoord_reply() {
   mapfile -t COMPREPLY < <(compgen -W "$1" -- "$2")
 }
 
-# Options of each lock verb (--help is among the global ones).
+# Options of each verb, given as "command verb [subverb]" (--help is among the global ones).
 _rcoord_verb_opts() {
+  case "$1 $2" in
+    'lock acquire') echo '--ttl --wait --token' ;;
+    'lock release') echo '--token' ;;
+    'lock extend') echo '--token --ttl' ;;
+    'lock run') echo '--ttl --wait --token -E --conflict-exit-code --kill-grace --min-hold --' ;;
+    'bloom reserve') echo '--capacity --error-rate --expansion --nonscaling' ;;
+    'bloom add' | 'bloom test') echo '-0 --null --summary' ;;
+    'pf add') echo '-0 --null' ;;
+    'complete add') echo '--score --incr -0 --null --summary' ;;
+    'complete suggest') echo '--limit' ;;
+    'complete remove') echo '-0 --null' ;;
+    'complete recent')
+      case $3 in
+        push) echo '--max' ;;
+        suggest) echo '--limit' ;;
+      esac
+      ;;
+  esac
+}
+
+# The verbs of each command.
+_rcoord_verbs() {
   case $1 in
-    acquire) echo '--ttl --wait --token' ;;
-    release) echo '--token' ;;
-    extend) echo '--token --ttl' ;;
-    run) echo '--ttl --wait --token -E --conflict-exit-code --kill-grace --min-hold --' ;;
+    lock) echo 'acquire release extend status break run' ;;
+    bloom) echo 'reserve add test info' ;;
+    pf) echo 'add count merge' ;;
+    complete) echo 'add suggest remove recent' ;;
   esac
 }
 
@@ -48,7 +71,7 @@ _rcoord() {
 
   # Walk the words before the cursor: find the command, the verb, the positional
   # arguments after the verb, and where the child command of `lock run` starts.
-  local i word command='' verb='' nargs=0 cmd_start=0
+  local i word command='' verb='' subverb='' nargs=0 cmd_start=0
   for ((i = 1; i < COMP_CWORD; i++)); do
     word=${COMP_WORDS[i]}
     if [[ $word == -- ]]; then
@@ -64,8 +87,10 @@ _rcoord() {
     fi
     if [[ -z $command ]]; then
       command=$word
-    elif [[ $command == lock && -z $verb ]]; then
+    elif [[ $command != ping && -z $verb ]]; then
       verb=$word
+    elif [[ $command == complete && $verb == recent && -z $subverb ]]; then
+      subverb=$word
     else
       ((nargs++))
       if [[ $command == lock && $verb == run && $nargs -eq 2 ]]; then
@@ -140,22 +165,36 @@ _rcoord() {
       _rcoord_reply '0 1 75' "$cur"
       return 0
       ;;
-    -a | --pass | --user | --prefix | --token)
+    --limit | --max)
+      _rcoord_reply '5 10 20 100' "$cur"
+      return 0
+      ;;
+    --expansion)
+      _rcoord_reply '1 2 4' "$cur"
+      return 0
+      ;;
+    --error-rate)
+      _rcoord_reply '0.1 0.01 0.001' "$cur"
+      return 0
+      ;;
+    -a | --pass | --user | --prefix | --token | --capacity | --score)
       return 0
       ;;
   esac
 
   if [[ $cur == -* ]]; then
     local opts=$_rcoord_global_opts
-    [[ $command == lock && -n $verb ]] && opts="$opts $(_rcoord_verb_opts "$verb")"
+    [[ -n $verb ]] && opts="$opts $(_rcoord_verb_opts "$command" "$verb" "$subverb")"
     _rcoord_reply "$opts" "$cur"
     return 0
   fi
 
   if [[ -z $command ]]; then
-    _rcoord_reply 'lock ping' "$cur"
-  elif [[ $command == lock && -z $verb ]]; then
-    _rcoord_reply 'acquire release extend status break run' "$cur"
+    _rcoord_reply 'lock bloom pf complete ping' "$cur"
+  elif [[ $command != ping && -z $verb ]]; then
+    _rcoord_reply "$(_rcoord_verbs "$command")" "$cur"
+  elif [[ $command == complete && $verb == recent && -z $subverb ]]; then
+    _rcoord_reply 'push suggest' "$cur"
   fi
   return 0
 }
