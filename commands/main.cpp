@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "bloom_command.hpp"
+#include "complete_command.hpp"
 #include "context.hpp"
 #include "errors.hpp"
 #include "lock_command.hpp"
@@ -85,8 +87,11 @@ struct Command {
   void (*add)(CLI::App&, rcoord::cmd::Context&);
 };
 constexpr Command kCommands[] = {
+    {"bloom", rcoord::cmd::add_bloom},
+    {"complete", rcoord::cmd::add_complete},
     {"doctor", rcoord::cmd::add_doctor},
     {"lock", rcoord::cmd::add_lock},
+    {"pf", rcoord::cmd::add_pf},
     {"ping", rcoord::cmd::add_ops},
     {"sem", rcoord::cmd::add_sem},
 };

@@ -313,6 +313,29 @@ std::vector<Reply> Connection::pipeline(const std::vector<Args>& commands) {
   return replies;
 }
 
+void Connection::send_formatted(std::string_view resp) {
+  ensure_connected();
+  write_all(resp, Clock::now() + timeout_);
+}
+
+Reply Connection::receive() {
+  if (fd_ < 0) throw Error(kConnection, "no reply pending: the connection was closed");
+  return read_reply(Clock::now() + timeout_);
+}
+
+void append_command(std::string& out, const Args& args) {
+  out += '*';
+  out += std::to_string(args.size());
+  out += "\r\n";
+  for (const auto& a : args) {
+    out += '$';
+    out += std::to_string(a.size());
+    out += "\r\n";
+    out += a;
+    out += "\r\n";
+  }
+}
+
 void check_reply(const Reply& r, std::string_view what) {
   if (r->type != REDIS_REPLY_ERROR) return;
   std::string msg = error_text(r.get());

@@ -51,6 +51,14 @@ class Connection {
   /// Sends all commands in one write, then reads as many replies (error replies included).
   std::vector<Reply> pipeline(const std::vector<Args>& commands);
 
+  /// Streaming pipeline for bulk verbs: writes commands already in RESP form (see
+  /// append_command) without reading their replies, so the caller can prepare the next
+  /// batch while the server works on this one. receive() then reads the replies in order,
+  /// one call per command sent; no other command may use the connection in between.
+  void send_formatted(std::string_view resp);
+  /// The next reply of a send_formatted() stream (error replies included, not thrown).
+  Reply receive();
+
   /// Connects now (if not connected). Throws Error(kConnection).
   void ensure_connected();
   /// Drops the socket; the next command reconnects.
@@ -76,6 +84,9 @@ class Connection {
   int fd_ = -1;
   redisReader* reader_ = nullptr;
 };
+
+/// Appends one command in RESP form (`*N` then `$len` bulk strings) to `out`.
+void append_command(std::string& out, const Args& args);
 
 /// Throws Error(kServer) if `r` is an error reply, naming `what` (a command or script).
 void check_reply(const Reply& r, std::string_view what);

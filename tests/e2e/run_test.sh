@@ -49,18 +49,19 @@ took=$(($(now_ms) - start))
 wait $releaser
 pass "--wait runs after the release (${took}ms)"
 
-# renewal: a 1s lease outlives itself while the command runs, and is gone after
-"$RCOORD" lock run renew --ttl 1s -- sleep 2.5 &
+# renewal: a 1.5s lease outlives itself while the command runs, and is gone after
+# (the margins allow for a loaded machine running a sanitizer build)
+"$RCOORD" lock run renew --ttl 1500ms -- sleep 4 &
 runner=$!
 track $runner
-wait_until 2 "$RCOORD" lock status renew || fail "run never took the lock"
-sleep 1.5
+wait_until 3 "$RCOORD" lock status renew || fail "run never took the lock"
+sleep 2
 expect 1 "$RCOORD" lock acquire renew
-sleep 0.6
+sleep 1
 expect 1 "$RCOORD" lock acquire renew
 wait $runner
 expect 1 "$RCOORD" lock status renew
-pass "renewal keeps a 1s lease alive for 2.5s, released at the end"
+pass "renewal keeps a 1.5s lease alive for 4s, released at the end"
 
 # --min-hold keeps the lock after a quick command, by its TTL
 expect 0 "$RCOORD" lock run cron --min-hold 2s -- true

@@ -1,0 +1,637 @@
+#include "bloom.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+#include "errors.hpp"
+#include "lua_scripts.hpp"
+#include "script.hpp"
+
+namespace rcoord::bloom {
+namespace {
+
+constexpr std::string_view kType = "bloom";
+// Slots asked for ahead of the next batch: the batch size of the command layer.
+constexpr auto kGrantAhead = static_cast<std::int64_t>(kBatchSize);
+
+std::string layer_key(const Keys& keys, std::string_view name, std::size_t layer) {
+  return keys.aux(kType, name, std::to_string(layer));
+}
+
+void append_uint(std::string& out, std::uint64_t v) {
+  char digits[24];
+  char* end = std::to_chars(digits, digits + sizeof(digits), v).ptr;
+  char len[4];
+  char* len_end = std::to_chars(len, len + sizeof(len), end - digits).ptr;
+  out += '$';
+  out.append(len, len_end);
+  out += "\r\n";
+  out.append(digits, end);
+  out += "\r\n";
+}
+
+void append_bulk(std::string& out, std::string_view s) {
+  out += '$';
+  out += std::to_string(s.size());
+  out += "\r\n";
+  out += s;
+  out += "\r\n";
+}
+
+// `*N\r\n$8\r\nBITFIELD\r\n$len\r\nkey\r\n` for `ops` operations (SET u1 POS 1, or
+// GET u1 POS for BITFIELD_RO).
+void append_header(std::string& out, std::string_view verb, std::string_view key,
+                   std::uint32_t ops) {
+  std::uint64_t per_op = verb == "BITFIELD" ? 4 : 3;
+  out += '*';
+  out += std::to_string(2 + per_op * ops);
+  out += "\r\n";
+  append_bulk(out, verb);
+  append_bulk(out, key);
+}
+
+[[noreturn]] void reply_failed(Connection& conn, const redisReply* r, std::string_view key) {
+  std::string msg(r->str, r->len);
+  conn.close();  // replies of the rest of the batch are still on the way
+  if (msg.rfind("WRONGTYPE", 0) == 0) {
+    throw Error(kServer,
+                fmt::format("WRONGTYPE key {} holds something that is not an rcoord bloom", key),
+                "use another filter name or --prefix");
+  }
+  throw Error(kServer, fmt::format("BITFIELD on {} failed: {}", key, msg));
+}
+
+// The old (or current) bits of one item in one layer, from a BITFIELD reply.
+// Returns {any bit was 0, all bits were 1}.
+bool all_ones(Connection& conn, const Reply& r, std::string_view key) {
+  if (r->type == REDIS_REPLY_ERROR) reply_failed(conn, r.get(), key);
+  if (r->type != REDIS_REPLY_ARRAY) {
+    conn.close();
+    throw Error(kServer, fmt::format("unexpected reply to BITFIELD on {}", key));
+  }
+  for (std::size_t i = 0; i < r->elements; ++i) {
+    if (r->element[i]->type != REDIS_REPLY_INTEGER || r->element[i]->integer == 0) return false;
+  }
+  return true;
+}
+
+std::uint64_t to_u64(const std::string& s, std::string_view field) {
+  std::uint64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || end != s.data() + s.size()) {
+    throw Error(kServer, fmt::format("bad bloom metadata field {}: '{}'", field, s),
+                "the filter's hash was changed by hand; delete it and reserve it again");
+  }
+  return v;
+}
+
+std::int64_t to_i64(const std::string& s, std::string_view field) {
+  std::int64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || end != s.data() + s.size()) {
+    throw Error(kServer, fmt::format("bad bloom metadata field {}: '{}'", field, s),
+                "the filter's hash was changed by hand; delete it and reserve it again");
+  }
+  return v;
+}
+
+std::string format_rate(double p) { return fmt::format("{}", p); }
+
+void check_options(const ReserveOptions& opts) {
+  if (opts.capacity < 1) {
+    throw Error(kUsage, "--capacity must be at least 1", "use e.g. --capacity 100000");
+  }
+  if (!(opts.error_rate > 0 && opts.error_rate < 1)) {
+    throw Error(kUsage,
+                fmt::format("bad --error-rate '{}': it must lie between 0 and 1", opts.error_rate),
+                "use e.g. --error-rate 0.01 for 1%");
+  }
+  if (!opts.nonscaling && opts.expansion < 1) {
+    throw Error(kUsage, "--expansion must be at least 1", "use e.g. --expansion 2");
+  }
+  Sizing s = size_for(opts.capacity, opts.error_rate);
+  if (s.bits > kMaxBits) {
+    throw Error(kUsage,
+                fmt::format("a filter of {} items at error rate {} needs {} bits, more than one "
+                            "Redis string holds (2^32 bits, 512 MiB)",
+                            opts.capacity, format_rate(opts.error_rate), s.bits),
+                "lower --capacity (it scales past it) or raise --error-rate");
+  }
+}
+
+}  // namespace
+
+Sizing size_for(std::uint64_t capacity, double error_rate) {
+  const double ln2 = std::log(2.0);
+  double n = static_cast<double>(std::max<std::uint64_t>(capacity, 1));
+  double m = std::ceil(-n * std::log(error_rate) / (ln2 * ln2));
+  Sizing s;
+  s.bits = m < 1 ? 1 : (m > 1e19 ? ~std::uint64_t{0} : static_cast<std::uint64_t>(m));
+  double k = std::ceil(m / n * ln2);
+  s.hashes = k < 1 ? 1 : (k > 64 ? 64 : static_cast<std::uint32_t>(k));
+  return s;
+}
+
+Layer next_layer(const Meta& meta, std::size_t index) {
+  Layer l;
+  double cap = static_cast<double>(meta.capacity) * std::pow(meta.expansion, index);
+  double p = meta.error_rate * std::pow(kTightening, static_cast<double>(index));
+  if (cap > 1e15 || p <= 0) return l;  // bits stays 0: it may not grow
+  l.capacity = static_cast<std::uint64_t>(cap);
+  Sizing s = size_for(l.capacity, p);
+  if (s.bits > kMaxBits) return l;
+  l.bits = s.bits;
+  l.hashes = s.hashes;
+  return l;
+}
+
+bool read_meta(Connection& conn, const Keys& keys, std::string_view name, Meta& meta) {
+  std::string key = keys.object(kType, name);
+  auto replies = conn.pipeline({{"TYPE", key}, {"HGETALL", key}});
+  std::string kind = reply_string(replies[0].get());
+  if (kind == "none") return false;
+  const redisReply* all = replies[1].get();
+  if (kind != "hash" || all->type != REDIS_REPLY_ARRAY) {
+    throw Error(kServer,
+                fmt::format("WRONGTYPE key {} holds a {} that is not an rcoord bloom", key, kind),
+                "use another filter name or --prefix");
+  }
+  std::vector<std::pair<std::string, std::string>> fields;
+  for (std::size_t i = 0; i + 1 < all->elements; i += 2) {
+    fields.emplace_back(reply_string(all->element[i]), reply_string(all->element[i + 1]));
+  }
+  auto get = [&](const std::string& f) -> const std::string* {
+    for (const auto& [k, v] : fields) {
+      if (k == f) return &v;
+    }
+    return nullptr;
+  };
+  const std::string* layers = get("layers");
+  if (layers == nullptr) {
+    throw Error(kServer,
+                fmt::format("WRONGTYPE key {} holds a hash that is not an rcoord bloom", key),
+                "use another filter name or --prefix");
+  }
+  auto need = [&](const std::string& f) -> const std::string& {
+    const std::string* v = get(f);
+    if (v == nullptr) {
+      throw Error(kServer, fmt::format("bloom filter {} lacks field {}", key, f),
+                  "the filter's hash was changed by hand; delete it and reserve it again");
+    }
+    return *v;
+  };
+  if (const std::string* scheme = get("hash"); scheme != nullptr && *scheme != kHashScheme) {
+    throw Error(kServer, fmt::format("bloom filter {} uses hash scheme '{}'", key, *scheme),
+                fmt::format("this rcoord knows only '{}'", kHashScheme));
+  }
+  meta = Meta{};
+  meta.capacity = to_u64(need("capacity"), "capacity");
+  meta.error_rate = std::strtod(need("error_rate").c_str(), nullptr);
+  meta.expansion = static_cast<std::uint32_t>(to_u64(need("expansion"), "expansion"));
+  meta.items = to_i64(need("items"), "items");
+  auto count = to_u64(*layers, "layers");
+  if (count < 1 || count > 64) {
+    throw Error(kServer, fmt::format("bloom filter {} has {} layers", key, count),
+                "the filter's hash was changed by hand; delete it and reserve it again");
+  }
+  for (std::uint64_t i = 0; i < count; ++i) {
+    std::string n = std::to_string(i);
+    Layer l;
+    l.capacity = to_u64(need("capacity:" + n), "capacity:" + n);
+    l.bits = to_u64(need("bits:" + n), "bits:" + n);
+    l.hashes = static_cast<std::uint32_t>(to_u64(need("hashes:" + n), "hashes:" + n));
+    l.used = to_i64(need("used:" + n), "used:" + n);
+    l.items = to_i64(need("items:" + n), "items:" + n);
+    if (l.bits < 1 || l.bits > kMaxBits || l.hashes < 1 || l.hashes > 64) {
+      throw Error(kServer, fmt::format("bloom filter {} has a bad layer {}", key, n),
+                  "the filter's hash was changed by hand; delete it and reserve it again");
+    }
+    meta.layers.push_back(l);
+  }
+  return true;
+}
+
+Reserved reserve(Connection& conn, const Keys& keys, std::string_view name,
+                 const ReserveOptions& opts) {
+  check_name("bloom filter", name);
+  check_options(opts);
+  Sizing s = size_for(opts.capacity, opts.error_rate);
+  Reply r = eval(conn, lua::kBloomCreate, {keys.object(kType, name), layer_key(keys, name, 0)},
+                 {std::to_string(opts.capacity), format_rate(opts.error_rate),
+                  std::to_string(opts.nonscaling ? 0 : opts.expansion), std::to_string(s.bits),
+                  std::to_string(s.hashes), std::string(kHashScheme)});
+  Reserved out;
+  out.name = std::string(name);
+  out.reserved = reply_integer(r.get()) == 1;
+  if (out.reserved) {
+    out.capacity = opts.capacity;
+    out.error_rate = opts.error_rate;
+    out.bits = s.bits;
+    out.hashes = s.hashes;
+  } else {
+    Meta m;
+    if (read_meta(conn, keys, name, m)) {
+      out.capacity = m.capacity;
+      out.error_rate = m.error_rate;
+      out.bits = m.layers.front().bits;
+      out.hashes = m.layers.front().hashes;
+    }
+  }
+  out.bytes = (out.bits + 7) / 8;
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// Adder
+
+Adder::Adder(Connection& conn, const Keys& keys, std::string_view name)
+    : conn_(conn), keys_(keys), name_(name), meta_key_(keys.object(kType, name)) {
+  check_name("bloom filter", name);
+}
+
+Adder::~Adder() {
+  // An exception left replies unread: the socket cannot be reused.
+  if (flight_.in_flight || grant_in_flight_) conn_.close();
+}
+
+void Adder::refresh() {
+  if (!read_meta(conn_, keys_, name_, meta_)) {
+    throw Error(kServer, fmt::format("bloom filter '{}' was deleted while items were added", name_),
+                "add the items again");
+  }
+}
+
+void Adder::load() {
+  if (loaded_) return;
+  if (!read_meta(conn_, keys_, name_, meta_)) {
+    ReserveOptions defaults;
+    reserve(conn_, keys_, name_, defaults);  // or another writer created it just now
+    refresh();
+  }
+  loaded_ = true;
+}
+
+void Adder::format_sets(const Batch& b, std::size_t begin, std::size_t end, std::int64_t layer,
+                        std::string& out) const {
+  const Layer& l = meta_.layers[static_cast<std::size_t>(layer)];
+  std::string key = layer_key(keys_, name_, static_cast<std::size_t>(layer));
+  out.clear();
+  for (std::size_t i = begin; i < end; ++i) {
+    append_header(out, "BITFIELD", key, l.hashes);
+    for_each_position(b.hashes[i], l.bits, l.hashes, [&](std::uint64_t pos) {
+      out += "$3\r\nSET\r\n$2\r\nu1\r\n";
+      append_uint(out, pos);
+      out += "$1\r\n1\r\n";
+    });
+  }
+}
+
+std::string Adder::grant_command(std::int64_t want) {
+  std::size_t next = meta_.layers.size();
+  Layer l = next_layer(meta_, next);
+  Args args{"EVALSHA",
+            std::string(lua::kBloomGrant.sha1),
+            "2",
+            meta_key_,
+            layer_key(keys_, name_, next),
+            std::to_string(settle_layer_),
+            std::to_string(settle_back_),
+            std::to_string(settle_added_),
+            std::to_string(want),
+            std::to_string(next),
+            std::to_string(l.capacity),
+            std::to_string(l.bits),
+            std::to_string(l.hashes)};
+  carried_ = {settle_layer_, settle_back_, settle_added_};
+  settle_layer_ = -1;
+  settle_back_ = 0;
+  settle_added_ = 0;
+  std::string out;
+  append_command(out, args);
+  return out;
+}
+
+Adder::Grant Adder::parse_grant(const Reply& r) {
+  if (r->type == REDIS_REPLY_ERROR && std::string_view(r->str, r->len).rfind("NOSCRIPT", 0) == 0) {
+    // The script cache was flushed: keep the settlement it carried for the next EVAL.
+    settle(carried_[0], carried_[1], carried_[2]);
+    carried_ = {-1, 0, 0};
+    return Grant{};
+  }
+  if (r->type == REDIS_REPLY_ERROR) {
+    conn_.close();
+    check_reply(r, "script bloom_grant");
+  }
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != 4) {
+    conn_.close();
+    throw Error(kServer, "unexpected reply from the bloom_grant script");
+  }
+  Grant g;
+  g.valid = true;
+  g.status = reply_integer(r->element[0]);
+  g.layer = reply_integer(r->element[1]);
+  g.granted = reply_integer(r->element[2]);
+  g.layers = reply_integer(r->element[3]);
+  if (g.status == -2) {
+    throw Error(kServer, fmt::format("bloom filter '{}' was deleted while items were added", name_),
+                "add the items again");
+  }
+  return g;
+}
+
+Adder::Grant Adder::grant_now(std::int64_t want) {
+  // EVAL with the body when the server lost its script cache (restart, SCRIPT FLUSH).
+  std::size_t next = meta_.layers.size();
+  Layer l = next_layer(meta_, next);
+  Reply r = eval(conn_, lua::kBloomGrant, {meta_key_, layer_key(keys_, name_, next)},
+                 {std::to_string(settle_layer_), std::to_string(settle_back_),
+                  std::to_string(settle_added_), std::to_string(want), std::to_string(next),
+                  std::to_string(l.capacity), std::to_string(l.bits), std::to_string(l.hashes)});
+  settle_layer_ = -1;
+  settle_back_ = 0;
+  settle_added_ = 0;
+  Grant g = parse_grant(r);
+  if (g.layers != static_cast<std::int64_t>(meta_.layers.size())) refresh();
+  return g;
+}
+
+void Adder::settle(std::int64_t layer, std::int64_t back, std::int64_t added) {
+  if (back == 0 && added == 0) return;
+  if (settle_layer_ >= 0 && settle_layer_ != layer) flush_settlement();
+  settle_layer_ = layer;
+  settle_back_ += back;
+  settle_added_ += added;
+}
+
+void Adder::flush_settlement() {
+  if (settle_layer_ < 0) return;
+  grant_now(0);
+}
+
+void Adder::complete(Batch& b) {
+  if (!b.in_flight) return;
+  std::string key = layer_key(keys_, name_, static_cast<std::size_t>(b.layer));
+  std::int64_t added = 0;
+  for (std::size_t i = 0; i < b.results.size(); ++i) {
+    Reply r = conn_.receive();
+    bool was_set = all_ones(conn_, r, key);
+    b.results[i].yes = !was_set;
+    added += was_set ? 0 : 1;
+  }
+  b.in_flight = false;
+  settle(b.layer, b.granted - added, added);
+}
+
+void Adder::test_layers(Batch& b, std::vector<std::size_t>& candidates, std::size_t from,
+                        std::size_t to) {
+  if (from >= to || candidates.empty()) return;
+  out_.clear();
+  for (std::size_t c : candidates) {
+    for (std::size_t layer = from; layer < to; ++layer) {
+      const Layer& l = meta_.layers[layer];
+      append_header(out_, "BITFIELD_RO", layer_key(keys_, name_, layer), l.hashes);
+      for_each_position(b.hashes[c], l.bits, l.hashes, [&](std::uint64_t pos) {
+        out_ += "$3\r\nGET\r\n$2\r\nu1\r\n";
+        append_uint(out_, pos);
+      });
+    }
+  }
+  conn_.send_formatted(out_);
+  std::vector<std::size_t> absent;
+  std::vector<bool> found(candidates.size(), false);
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    for (std::size_t layer = from; layer < to; ++layer) {
+      Reply r = conn_.receive();
+      if (all_ones(conn_, r, layer_key(keys_, name_, layer))) found[i] = true;
+    }
+  }
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (!found[i]) absent.push_back(candidates[i]);
+  }
+  candidates.swap(absent);
+}
+
+// The general case, one round trip at a time: a filter with several layers (an item present
+// in an older layer is not added again), a layer running full, a nonscaling filter full.
+void Adder::slow_path(Batch& b) {
+  std::vector<std::size_t> candidates(b.results.size());
+  for (std::size_t i = 0; i < candidates.size(); ++i) candidates[i] = i;
+  std::size_t tested = 0;  // layers [0, tested) have been tested for every candidate
+  while (!candidates.empty()) {
+    std::size_t newest = meta_.layers.size() - 1;
+    test_layers(b, candidates, tested, newest);
+    tested = std::max(tested, newest);
+    if (candidates.empty()) break;
+    Grant g = grant_now(static_cast<std::int64_t>(candidates.size()));
+    if (g.status == -1) continue;  // layers changed under us: re-read (done), test, retry
+    auto layer = static_cast<std::size_t>(g.layer);
+    if (g.status == 0) {
+      // Full: what is present already is not refused.
+      test_layers(b, candidates, tested, layer + 1);
+      for (std::size_t c : candidates) b.results[c].full = true;
+      break;
+    }
+    test_layers(b, candidates, tested, layer);  // layers added by other writers meanwhile
+    tested = std::max(tested, layer);
+    std::size_t take = std::min(candidates.size(), static_cast<std::size_t>(g.granted));
+    out_.clear();
+    const Layer& l = meta_.layers[layer];
+    std::string key = layer_key(keys_, name_, layer);
+    for (std::size_t i = 0; i < take; ++i) {
+      append_header(out_, "BITFIELD", key, l.hashes);
+      for_each_position(b.hashes[candidates[i]], l.bits, l.hashes, [&](std::uint64_t pos) {
+        out_ += "$3\r\nSET\r\n$2\r\nu1\r\n";
+        append_uint(out_, pos);
+        out_ += "$1\r\n1\r\n";
+      });
+    }
+    if (take > 0) conn_.send_formatted(out_);
+    std::int64_t added = 0;
+    for (std::size_t i = 0; i < take; ++i) {
+      Reply r = conn_.receive();
+      bool was_set = all_ones(conn_, r, key);
+      b.results[candidates[i]].yes = !was_set;
+      added += was_set ? 0 : 1;
+    }
+    settle(g.layer, g.granted - added, added);
+    candidates.erase(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(take));
+  }
+}
+
+const std::vector<ItemResult>& Adder::add(const std::vector<std::string>& items) {
+  load();
+  Batch next;
+  next.hashes.resize(items.size());
+  next.results.resize(items.size());
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    next.hashes[i] = murmur3_128(items[i]);
+    next.results[i].item = items[i];
+  }
+  // While the server works on the batch in flight, format this one for the likely case.
+  bool speculated = meta_.layers.size() == 1 && flight_.in_flight;
+  if (speculated) format_sets(next, 0, next.results.size(), 0, speculative_);
+
+  complete(flight_);
+  if (grant_in_flight_) {
+    next_grant_ = parse_grant(conn_.receive());
+    grant_in_flight_ = false;
+    carried_ = {-1, 0, 0};
+    if (next_grant_.valid && next_grant_.layers != static_cast<std::int64_t>(meta_.layers.size())) {
+      refresh();
+    }
+  }
+  done_ = std::move(flight_);
+  flight_ = Batch{};
+
+  auto n = static_cast<std::int64_t>(next.results.size());
+  Grant g = next_grant_;
+  next_grant_ = Grant{};
+  if (!g.valid && meta_.layers.size() == 1) g = grant_now(n);
+  bool fast = g.valid && g.status == 1 && g.layer == 0 && meta_.layers.size() == 1 &&
+              g.granted >= n && n > 0;
+  if (!fast) {
+    if (g.valid && g.status == 1) settle(g.layer, g.granted, 0);  // give the slots back
+    if (n > 0) slow_path(next);
+    flight_ = std::move(next);
+    return done_.results;
+  }
+  if (!speculated) format_sets(next, 0, next.results.size(), 0, speculative_);
+  next.in_flight = true;
+  next.layer = 0;
+  next.granted = g.granted;
+  // The sets, then slots for the batch after this one (and the settlement of the last).
+  speculative_ += grant_command(kGrantAhead);
+  conn_.send_formatted(speculative_);
+  speculative_.clear();
+  grant_in_flight_ = true;
+  flight_ = std::move(next);
+  return done_.results;
+}
+
+const std::vector<ItemResult>& Adder::finish() {
+  complete(flight_);
+  if (grant_in_flight_) {
+    Grant g = parse_grant(conn_.receive());
+    grant_in_flight_ = false;
+    carried_ = {-1, 0, 0};
+    if (g.valid && g.status == 1) settle(g.layer, g.granted, 0);
+  }
+  if (next_grant_.valid && next_grant_.status == 1) {
+    settle(next_grant_.layer, next_grant_.granted, 0);
+  }
+  next_grant_ = Grant{};
+  if (loaded_) flush_settlement();
+  done_ = std::move(flight_);
+  flight_ = Batch{};
+  return done_.results;
+}
+
+// ---------------------------------------------------------------------------------------
+// Tester
+
+Tester::Tester(Connection& conn, const Keys& keys, std::string_view name)
+    : conn_(conn), keys_(keys), name_(name) {
+  check_name("bloom filter", name);
+}
+
+Tester::~Tester() {
+  if (in_flight_) conn_.close();
+}
+
+void Tester::complete() {
+  done_.clear();
+  done_.resize(flight_.size());
+  for (std::size_t i = 0; i < flight_.size(); ++i) {
+    done_[i].item = flight_[i];
+    if (!in_flight_) continue;
+    for (std::size_t layer = 0; layer < meta_.layers.size(); ++layer) {
+      Reply r = conn_.receive();
+      if (all_ones(conn_, r, layer_keys_[layer])) done_[i].yes = true;
+    }
+  }
+  in_flight_ = false;
+}
+
+const std::vector<ItemResult>& Tester::test(const std::vector<std::string>& items) {
+  if (!loaded_) {
+    exists_ = read_meta(conn_, keys_, name_, meta_);
+    for (std::size_t i = 0; i < meta_.layers.size(); ++i) {
+      layer_keys_.push_back(layer_key(keys_, name_, i));
+    }
+    loaded_ = true;
+  }
+  out_.clear();
+  if (exists_) {
+    for (const auto& item : items) {
+      Hash128 h = murmur3_128(item);
+      for (std::size_t layer = 0; layer < meta_.layers.size(); ++layer) {
+        const Layer& l = meta_.layers[layer];
+        append_header(out_, "BITFIELD_RO", layer_keys_[layer], l.hashes);
+        for_each_position(h, l.bits, l.hashes, [&](std::uint64_t pos) {
+          out_ += "$3\r\nGET\r\n$2\r\nu1\r\n";
+          append_uint(out_, pos);
+        });
+      }
+    }
+  }
+  complete();
+  if (!out_.empty()) {
+    conn_.send_formatted(out_);
+    in_flight_ = true;
+  }
+  flight_ = items;
+  return done_;
+}
+
+const std::vector<ItemResult>& Tester::finish() {
+  complete();
+  flight_.clear();
+  return done_;
+}
+
+// ---------------------------------------------------------------------------------------
+
+Info info(Connection& conn, const Keys& keys, std::string_view name) {
+  check_name("bloom filter", name);
+  Info out;
+  out.name = std::string(name);
+  Meta m;
+  if (!read_meta(conn, keys, name, m)) return out;
+  out.exists = true;
+  out.error_rate = m.error_rate;
+  out.items = m.items;
+  out.layers = static_cast<std::int64_t>(m.layers.size());
+  out.expansion = m.expansion;
+  out.nonscaling = m.expansion == 0;
+  out.hashes = m.layers.back().hashes;
+  std::vector<Args> cmds;
+  for (std::size_t i = 0; i < m.layers.size(); ++i) {
+    std::string key = layer_key(keys, name, i);
+    cmds.push_back({"BITCOUNT", key});
+    cmds.push_back({"STRLEN", key});
+  }
+  auto replies = conn.pipeline(cmds);
+  std::uint64_t ones = 0;
+  double none_positive = 1.0;
+  for (std::size_t i = 0; i < m.layers.size(); ++i) {
+    std::string key = layer_key(keys, name, i);
+    check_reply(replies[2 * i], "BITCOUNT " + key);
+    check_reply(replies[2 * i + 1], "STRLEN " + key);
+    auto layer_ones = static_cast<std::uint64_t>(reply_integer(replies[2 * i].get()));
+    const Layer& l = m.layers[i];
+    out.capacity += l.capacity;
+    out.bits += l.bits;
+    out.bytes += static_cast<std::uint64_t>(reply_integer(replies[2 * i + 1].get()));
+    ones += layer_ones;
+    double fill = static_cast<double>(layer_ones) / static_cast<double>(l.bits);
+    none_positive *= 1.0 - std::pow(fill, l.hashes);
+  }
+  out.fill_ratio = out.bits == 0 ? 0 : static_cast<double>(ones) / static_cast<double>(out.bits);
+  out.estimated_error_rate = 1.0 - none_positive;
+  return out;
+}
+
+}  // namespace rcoord::bloom

@@ -1,0 +1,226 @@
+#pragma once
+/// Scalable Bloom filters kept in Redis bitmaps.
+///
+/// Keys: `<prefix>{bloom:NAME}` a hash of metadata (capacity, error_rate, expansion, hash,
+/// layers, items, and per layer N: capacity:N, bits:N, hashes:N, used:N, items:N);
+/// `<prefix>{bloom:NAME}:N` the bitmap of layer N (a string of ceil(bits/8) bytes, bit 0 the
+/// most significant bit of byte 0, as SETBIT counts).
+///
+/// Hash: MurmurHash3_x64_128 of the item's bytes, seed 0, gives h1 and h2; the k positions
+/// in a layer of m bits are pos_i = (h1 + i*h2 + (i^3 - i)/6) mod 2^64 mod m, i = 0..k-1
+/// (enhanced double hashing). Sizing: m = ceil(-n ln p / (ln 2)^2), k = ceil(m/n ln 2).
+/// Layer N has capacity n*expansion^N and error rate p/2^N.
+///
+/// Adds: the client computes the positions and sets them with one BITFIELD per item, which
+/// is atomic and returns the old bits, so of two writers adding one item exactly one sees a
+/// bit flip (added=true). Writers first take "slots" of the newest layer from a Lua script
+/// (bloom_grant.lua), so together they never put more than a layer's capacity into it;
+/// slots not needed are given back when the batch is settled.
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "connection.hpp"
+#include "keys.hpp"
+#include "murmur3.hpp"
+
+namespace rcoord::bloom {
+
+/// A layer holds at most 2^32 bits (512 MiB): BITFIELD offsets and Redis strings end there.
+constexpr std::uint64_t kMaxBits = std::uint64_t{1} << 32;
+/// Each new layer's error rate is the previous one's times this.
+constexpr double kTightening = 0.5;
+/// The name of the hash scheme above, stored in the metadata (field `hash`).
+constexpr std::string_view kHashScheme = "murmur3-x64-128-edh";
+/// `bloom add` on a missing filter creates one with these.
+constexpr std::uint64_t kDefaultCapacity = 10000;
+constexpr double kDefaultErrorRate = 0.01;
+constexpr std::uint32_t kDefaultExpansion = 2;
+/// Items per batch (one pipelined write) that bulk verbs should use.
+constexpr std::size_t kBatchSize = 2000;
+
+struct Sizing {
+  std::uint64_t bits = 0;
+  std::uint32_t hashes = 0;
+};
+/// Bits and hash count for `capacity` items at `error_rate` (the standard formulas).
+Sizing size_for(std::uint64_t capacity, double error_rate);
+
+/// Calls f(position) for the `hashes` positions of an item with hash `h` in `bits` bits.
+template <typename F>
+void for_each_position(const Hash128& h, std::uint64_t bits, std::uint32_t hashes, F&& f) {
+  std::uint64_t x = h.h1;
+  std::uint64_t y = h.h2;
+  for (std::uint32_t i = 0; i < hashes; ++i) {
+    f(x % bits);
+    x += y;      // x = h1 + (i+1)*h2 + ((i+1)^3 - (i+1))/6
+    y += i + 1;  // y = h2 + (i+1)(i+2)/2
+  }
+}
+
+struct Layer {
+  std::uint64_t capacity = 0;
+  std::uint64_t bits = 0;
+  std::uint32_t hashes = 0;
+  std::int64_t used = 0;   ///< slots granted (items added plus slots held by running batches)
+  std::int64_t items = 0;  ///< items added and settled
+};
+
+/// The metadata of one filter.
+struct Meta {
+  std::uint64_t capacity = 0;   ///< of the first layer, as reserved
+  double error_rate = 0;        ///< as reserved
+  std::uint32_t expansion = 0;  ///< 0: nonscaling
+  std::int64_t items = 0;
+  std::vector<Layer> layers;
+};
+
+struct ReserveOptions {
+  std::uint64_t capacity = kDefaultCapacity;
+  double error_rate = kDefaultErrorRate;
+  std::uint32_t expansion = kDefaultExpansion;
+  bool nonscaling = false;
+};
+
+/// Member names are the JSON fields (SPEC: `bits, hashes, bytes`).
+struct Reserved {
+  bool reserved = false;  ///< false: it existed already (the figures are the existing ones)
+  std::string name;
+  std::uint64_t capacity = 0;
+  double error_rate = 0;
+  std::uint64_t bits = 0;
+  std::uint32_t hashes = 0;
+  std::uint64_t bytes = 0;
+};
+/// Creates filter `name`. reserved=false when it exists already. Throws Error(kUsage) for
+/// bad sizes, Error(kServer) when the key holds something else.
+Reserved reserve(Connection& conn, const Keys& keys, std::string_view name,
+                 const ReserveOptions& opts);
+
+/// Reads the metadata; false when there is no such filter. Throws Error(kServer) when the
+/// key holds something else.
+bool read_meta(Connection& conn, const Keys& keys, std::string_view name, Meta& meta);
+
+/// The answer for one item: added (bloom add) or present (bloom test).
+struct ItemResult {
+  std::string item;
+  bool yes = false;   ///< added / may be present
+  bool full = false;  ///< add only: refused, the filter is full (nonscaling)
+};
+
+/// Adds items batch by batch. While the server sets the bits of one batch, the caller reads
+/// the next, so add() returns the results of the batch *before* the one it is given.
+class Adder {
+ public:
+  /// A missing filter is created with the defaults on the first add().
+  Adder(Connection& conn, const Keys& keys, std::string_view name);
+  ~Adder();
+  Adder(const Adder&) = delete;
+  Adder& operator=(const Adder&) = delete;
+
+  /// Takes a batch; returns the results of the previous batch (empty on the first call).
+  const std::vector<ItemResult>& add(const std::vector<std::string>& items);
+  /// Completes the batch in flight and settles the item counts; returns its results.
+  const std::vector<ItemResult>& finish();
+
+ private:
+  struct Grant {
+    bool valid = false;
+    std::int64_t status = 0;
+    std::int64_t layer = 0;
+    std::int64_t granted = 0;
+    std::int64_t layers = 0;
+  };
+  struct Batch {
+    std::vector<Hash128> hashes;
+    std::vector<ItemResult> results;
+    bool in_flight = false;
+    std::int64_t layer = 0;
+    std::int64_t granted = 0;
+  };
+
+  void load();
+  void refresh();
+  void format_sets(const Batch& b, std::size_t begin, std::size_t end, std::int64_t layer,
+                   std::string& out) const;
+  std::string grant_command(std::int64_t want);
+  Grant parse_grant(const Reply& r);
+  Grant grant_now(std::int64_t want);
+  void settle(std::int64_t layer, std::int64_t back, std::int64_t added);
+  void flush_settlement();
+  void complete(Batch& b);
+  void slow_path(Batch& b);
+  void test_layers(Batch& b, std::vector<std::size_t>& candidates, std::size_t from,
+                   std::size_t to);
+
+  Connection& conn_;
+  const Keys& keys_;
+  std::string name_;
+  std::string meta_key_;
+  bool loaded_ = false;
+  Meta meta_;
+  Batch flight_;
+  Batch done_;
+  bool grant_in_flight_ = false;
+  Grant next_grant_;
+  std::int64_t settle_layer_ = -1;
+  std::int64_t settle_back_ = 0;
+  std::int64_t settle_added_ = 0;
+  std::array<std::int64_t, 3> carried_{-1, 0, 0};  ///< settlement riding on a pipelined grant
+  std::string speculative_;
+  std::string out_;
+};
+
+/// Tests items batch by batch, pipelined like Adder. A missing filter holds nothing.
+class Tester {
+ public:
+  Tester(Connection& conn, const Keys& keys, std::string_view name);
+  ~Tester();
+  Tester(const Tester&) = delete;
+  Tester& operator=(const Tester&) = delete;
+
+  const std::vector<ItemResult>& test(const std::vector<std::string>& items);
+  const std::vector<ItemResult>& finish();
+
+ private:
+  void complete();
+
+  Connection& conn_;
+  const Keys& keys_;
+  std::string name_;
+  bool loaded_ = false;
+  bool exists_ = false;
+  Meta meta_;
+  std::vector<std::string> layer_keys_;
+  std::vector<std::string> flight_;
+  bool in_flight_ = false;
+  std::vector<ItemResult> done_;
+  std::string out_;
+};
+
+/// Member names are the JSON fields (SPEC: capacity, error_rate, items, layers, bits,
+/// hashes, bytes, fill_ratio).
+struct Info {
+  bool exists = false;
+  std::string name;
+  std::uint64_t capacity = 0;  ///< all layers together
+  double error_rate = 0;       ///< as reserved
+  std::int64_t items = 0;
+  std::int64_t layers = 0;
+  std::uint64_t bits = 0;    ///< all layers together
+  std::uint32_t hashes = 0;  ///< of the newest layer (the one adds go to)
+  std::uint64_t bytes = 0;   ///< memory of the bitmaps (STRLEN)
+  double fill_ratio = 0;     ///< bits set / bits, all layers (BITCOUNT)
+  std::uint32_t expansion = 0;
+  bool nonscaling = false;
+  double estimated_error_rate = 0;  ///< from the real fill of each layer
+};
+Info info(Connection& conn, const Keys& keys, std::string_view name);
+
+/// The parameters layer `index` of `meta` would get; bits=0 when it would pass kMaxBits.
+Layer next_layer(const Meta& meta, std::size_t index);
+
+}  // namespace rcoord::bloom

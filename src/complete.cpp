@@ -1,0 +1,171 @@
+#include "complete.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+#include "casefold.hpp"
+#include "errors.hpp"
+#include "lua_scripts.hpp"
+#include "script.hpp"
+
+namespace rcoord::complete {
+namespace {
+
+constexpr std::string_view kType = "complete";
+constexpr std::string_view kRecentType = "recent";
+
+void check_term(std::string_view term) {
+  if (term.empty()) throw Error(kUsage, "empty term", "give terms of at least one character");
+  if (term.find('\0') != std::string_view::npos) {
+    throw Error(kUsage, "a term holds a NUL byte", "terms are text; remove the NUL bytes");
+  }
+}
+
+void check_limit(std::size_t limit) {
+  if (limit < 1) throw Error(kUsage, "--limit must be at least 1", "use e.g. --limit 10");
+}
+
+Args index_keys(const Keys& keys, std::string_view index) {
+  check_name("complete index", index);
+  return {keys.object(kType, index), keys.aux(kType, index, "scores")};
+}
+
+double parse_score(const redisReply* r) {
+  std::string s = reply_string(r);
+  return std::strtod(s.c_str(), nullptr);
+}
+
+// `folded \0 term` back to the term; a member without the NUL was not written by rcoord.
+std::string term_of(const std::string& member, const std::string& key) {
+  auto nul = member.find('\0');
+  if (nul == std::string::npos) {
+    throw Error(kServer,
+                fmt::format("key {} holds a member that is not an rcoord complete term", key),
+                "use another index name or --prefix");
+  }
+  return member.substr(nul + 1);
+}
+
+}  // namespace
+
+std::string member_of(std::string_view term) {
+  std::string m = fold_case(term);
+  m += '\0';
+  m += term;
+  return m;
+}
+
+std::vector<Added> add(Connection& conn, const Keys& keys, std::string_view index,
+                       const std::vector<std::string>& terms, const AddOptions& opts) {
+  Args ks = index_keys(keys, index);
+  std::vector<Added> out;
+  if (terms.empty()) return out;
+  Args args;
+  if (opts.incr) {
+    args = {"incr", fmt::format("{}", opts.score.value_or(1.0))};
+  } else if (opts.score) {
+    args = {"set", fmt::format("{}", *opts.score)};
+  } else {
+    args = {"plain", "0"};
+  }
+  for (const auto& t : terms) {
+    check_term(t);
+    args.push_back(member_of(t));
+  }
+  Reply r = eval(conn, lua::kCompleteAdd, ks, args);
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 * terms.size()) {
+    throw Error(kServer, "unexpected reply from the complete_add script");
+  }
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    Added a;
+    a.term = terms[i];
+    a.added = reply_integer(r->element[2 * i]) == 1;
+    std::string s = reply_string(r->element[2 * i + 1]);
+    a.scored = !s.empty();
+    if (a.scored) a.score = std::strtod(s.c_str(), nullptr);
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+std::vector<Removed> remove(Connection& conn, const Keys& keys, std::string_view index,
+                            const std::vector<std::string>& terms) {
+  Args ks = index_keys(keys, index);
+  std::vector<Removed> out;
+  if (terms.empty()) return out;
+  Args args;
+  for (const auto& t : terms) {
+    check_term(t);
+    args.push_back(member_of(t));
+  }
+  Reply r = eval(conn, lua::kCompleteRemove, ks, args);
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != terms.size()) {
+    throw Error(kServer, "unexpected reply from the complete_remove script");
+  }
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    out.push_back({terms[i], reply_integer(r->element[i]) == 1});
+  }
+  return out;
+}
+
+Suggestions suggest(Connection& conn, const Keys& keys, std::string_view index,
+                    std::string_view prefix, std::size_t limit) {
+  check_limit(limit);
+  Args ks = index_keys(keys, index);
+  Suggestions s;
+  s.index = std::string(index);
+  s.prefix = std::string(prefix);
+  Reply r = eval(conn, lua::kCompleteSuggest, ks, {fold_case(prefix), std::to_string(limit)});
+  if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 || r->elements % 2 != 1) {
+    throw Error(kServer, "unexpected reply from the complete_suggest script");
+  }
+  s.scored = reply_integer(r->element[0]) == 1;
+  for (std::size_t i = 1; i + 1 < r->elements; i += 2) {
+    s.terms.push_back(
+        {term_of(reply_string(r->element[i]), ks[0]), parse_score(r->element[i + 1])});
+  }
+  return s;
+}
+
+Pushed recent_push(Connection& conn, const Keys& keys, std::string_view list, std::string_view item,
+                   std::size_t max) {
+  check_name("recent list", list);
+  if (max < 1) throw Error(kUsage, "--max must be at least 1", "use e.g. --max 100");
+  Pushed p;
+  p.list = std::string(list);
+  p.item = std::string(item);
+  Reply r = eval(conn, lua::kCompleteRecentPush, {keys.object(kRecentType, list)},
+                 {std::string(item), std::to_string(max)});
+  p.length = reply_integer(r.get());
+  return p;
+}
+
+Suggestions recent_suggest(Connection& conn, const Keys& keys, std::string_view list,
+                           std::string_view prefix, std::size_t limit) {
+  check_name("recent list", list);
+  check_limit(limit);
+  std::string key = keys.object(kRecentType, list);
+  auto replies = conn.pipeline({{"TYPE", key}, {"LRANGE", key, "0", "-1"}});
+  std::string kind = reply_string(replies[0].get());
+  Suggestions s;
+  s.index = std::string(list);
+  s.prefix = std::string(prefix);
+  if (kind == "none") return s;
+  if (kind != "list") {
+    throw Error(
+        kServer,
+        fmt::format("WRONGTYPE key {} holds a {} that is not an rcoord recent list", key, kind),
+        "use another list name or --prefix");
+  }
+  check_reply(replies[1], "LRANGE " + key);
+  std::string folded = fold_case(prefix);
+  const redisReply* items = replies[1].get();
+  for (std::size_t i = 0; i < items->elements && s.terms.size() < limit; ++i) {
+    std::string item = reply_string(items->element[i]);
+    if (fold_case(item).compare(0, folded.size(), folded) == 0) s.terms.push_back({item, 0});
+  }
+  return s;
+}
+
+}  // namespace rcoord::complete

@@ -1,0 +1,20 @@
+#pragma once
+/// MurmurHash3, x64 128-bit variant (Austin Appleby's public-domain design), the hash of
+/// rcoord's Bloom filters. Its output is part of the data format: a filter written by one
+/// version of rcoord must be read the same by the next, so this function never changes.
+
+#include <cstdint>
+#include <string_view>
+
+namespace rcoord {
+
+struct Hash128 {
+  std::uint64_t h1 = 0;  ///< the first 64-bit half (bytes 0..7 of the canonical output, LE)
+  std::uint64_t h2 = 0;  ///< the second half
+};
+
+/// MurmurHash3_x64_128 of `data` with `seed`, as the reference implementation computes it
+/// on a little-endian machine (and on any machine here: blocks are read as little-endian).
+Hash128 murmur3_128(std::string_view data, std::uint32_t seed = 0);
+
+}  // namespace rcoord

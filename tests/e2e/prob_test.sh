@@ -1,0 +1,169 @@
+# bloom, pf and complete from the command line: outputs, exit codes, stdin input, and
+# four processes adding to one scaling filter at once.
+source "$(dirname "$0")/lib.sh"
+start_redis R
+export RCOORD_URL=$R_URL
+
+# --- bloom reserve --------------------------------------------------------------------------
+expect 0 "$RCOORD" bloom reserve urls --capacity 100000 --error-rate 0.01
+assert_contains "$OUT" "bits: 958506"
+assert_contains "$OUT" "hashes: 7"
+assert_contains "$OUT" "bytes: 119814"
+expect 1 "$RCOORD" --json bloom reserve urls --capacity 5 --error-rate 0.5
+assert_eq "$(json_field "$OUT" reserved)" false
+assert_eq "$(json_field "$OUT" bits)" 958506
+expect 2 "$RCOORD" bloom reserve x --capacity 100 --error-rate 1.5
+assert_contains "$ERR" "--error-rate"
+expect 2 "$RCOORD" bloom reserve x --capacity 0 --error-rate 0.01
+expect 2 "$RCOORD" bloom reserve x --capacity 10 --error-rate 0.01 --expansion 2 --nonscaling
+expect 2 "$RCOORD" bloom reserve x --capacity ten --error-rate 0.01
+pass "reserve: sizes, exists (exit 1), bad options (exit 2)"
+
+# --- bloom add / test -----------------------------------------------------------------------
+expect 0 "$RCOORD" bloom add urls a b a c
+assert_eq "$OUT" $'a\nb\nc' "text lists the new items"
+expect 0 "$RCOORD" bloom add urls a d --json
+assert_eq "$OUT" $'{"item":"a","added":false}\n{"item":"d","added":true}'
+expect 0 "$RCOORD" bloom test urls a b
+assert_eq "$OUT" $'a\nb'
+expect 1 "$RCOORD" bloom test urls a zzz --json
+assert_eq "$OUT" $'{"item":"a","present":true}\n{"item":"zzz","present":false}'
+expect 1 "$RCOORD" bloom test urls zzz
+assert_eq "$OUT" ""
+assert_contains "$ERR" "'zzz' is not in bloom filter 'urls'"
+expect 1 "$RCOORD" -q bloom test urls zzz
+assert_eq "$OUT$ERR" "" "-q prints nothing"
+pass "add and test from arguments: text, JSON, exit codes"
+
+seq 1 5000 | sed 's/^/u/' >"$TEST_TMP/items"
+expect 0 bash -c "\"$RCOORD\" bloom add urls --summary --json < '$TEST_TMP/items'"
+assert_eq "$(json_field "$OUT" items)" 5000
+added=$(json_field "$OUT" added)
+present=$(json_field "$OUT" present)
+assert_eq $((added + present)) 5000
+expect 0 bash -c "\"$RCOORD\" bloom add urls - < '$TEST_TMP/items' | wc -l"
+assert_eq "$(echo $OUT)" 0 "nothing new the second time"
+expect 0 bash -c "\"$RCOORD\" bloom test urls --json < '$TEST_TMP/items' | grep -c '\"present\":true'"
+assert_eq "$OUT" 5000
+printf 'line one\nstill one\0two\0' >"$TEST_TMP/nul"
+expect 0 bash -c "\"$RCOORD\" bloom add urls -0 --json < '$TEST_TMP/nul'"
+assert_eq "$OUT" $'{"item":"line one\\nstill one","added":true}\n{"item":"two","added":true}'
+expect 0 "$RCOORD" bloom test urls $'line one\nstill one'
+expect 0 "$RCOORD" --json bloom info urls
+assert_eq "$(json_field "$OUT" items)" $((added + 6))
+assert_eq "$(json_field "$OUT" layers)" 1
+for f in capacity error_rate items layers bits hashes bytes fill_ratio; do
+  json_field "$OUT" $f >/dev/null || fail "bloom info lacks $f"
+done
+expect 1 "$RCOORD" bloom info nosuch
+pass "stdin items, -0, --summary, info"
+
+# nonscaling: full means exit 1 and "full" items
+expect 0 "$RCOORD" bloom reserve tiny --capacity 10 --error-rate 0.01 --nonscaling
+expect 1 bash -c "seq 1 40 | \"$RCOORD\" bloom add tiny --summary --json"
+assert_eq "$(json_field "$OUT" added)" 10
+refused=$(json_field "$OUT" refused)
+[ "$refused" -ge 25 ] || fail "refused only $refused of 30"
+expect 1 "$RCOORD" bloom add tiny 41
+assert_contains "$ERR" "is full"
+expect 1 "$RCOORD" --json bloom add tiny 40
+assert_contains "$OUT" '"full":true'
+expect 0 "$RCOORD" bloom add tiny 1
+pass "a nonscaling filter refuses new items when full (exit 1)"
+
+redis-cli -p "$R_PORT" RPUSH 'rcoord:{bloom:wrong}' x >/dev/null
+expect 4 "$RCOORD" bloom add wrong a
+assert_contains "$ERR" "rcoord:{bloom:wrong}"
+expect 4 "$RCOORD" bloom test wrong a
+expect 4 "$RCOORD" bloom info wrong
+assert_eq "$(redis-cli -p "$R_PORT" LLEN 'rcoord:{bloom:wrong}')" 1
+pass "a key of another type: exit 4, named, untouched"
+
+# --- concurrency: 4 writers, disjoint items, one filter that scales while they write -------
+expect 0 "$RCOORD" bloom reserve shared --capacity 10000 --error-rate 0.01
+pids=()
+for w in 1 2 3 4; do
+  seq 1 25000 | sed "s/^/w$w-/" >"$TEST_TMP/w$w"
+  "$RCOORD" --json bloom add shared --summary <"$TEST_TMP/w$w" >"$TEST_TMP/w$w.out" 2>&1 &
+  pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p" || fail "a writer failed: $(cat "$TEST_TMP"/w*.out)"; done
+total_added=0
+for w in 1 2 3 4; do
+  out=$(cat "$TEST_TMP/w$w.out")
+  assert_eq "$(json_field "$out" items)" 25000
+  total_added=$((total_added + $(json_field "$out" added)))
+  expect 0 bash -c "\"$RCOORD\" bloom test shared --summary --json < '$TEST_TMP/w$w'"
+  assert_eq "$(json_field "$OUT" absent)" 0 "no false negatives for writer $w"
+done
+expect 0 "$RCOORD" --json bloom info shared
+assert_eq "$(json_field "$OUT" items)" "$total_added" "items = sum of added over the writers"
+layers=$(json_field "$OUT" layers)
+[ "$layers" -ge 4 ] || fail "expected the filter to scale to 4+ layers, got $layers"
+meta=$(redis-cli -p "$R_PORT" --raw HGETALL 'rcoord:{bloom:shared}')
+python3 - "$meta" <<'PY' || fail "layer bookkeeping"
+import sys
+lines = sys.argv[1].split("\n")
+h = dict(zip(lines[0::2], lines[1::2]))
+for i in range(int(h["layers"])):
+    cap, used, items = int(h["capacity:%d" % i]), int(h["used:%d" % i]), int(h["items:%d" % i])
+    assert used <= cap, (i, used, cap)
+    assert used == items, (i, used, items)
+    # Slots a writer gives back after another writer already added a layer stay unused:
+    # an older layer may end a little below its capacity, never above.
+    if i + 1 < int(h["layers"]):
+        assert items >= cap * 0.95, ("older layer far from full", i, items, cap)
+assert sum(int(h["items:%d" % i]) for i in range(int(h["layers"]))) == int(h["items"])
+PY
+pass "4 concurrent writers: every item present, counts exact, no layer over capacity"
+
+# --- pf -------------------------------------------------------------------------------------
+expect 0 "$RCOORD" pf add visitors 1.2.3.4 5.6.7.8
+assert_contains "$OUT" "changed: true"
+expect 0 "$RCOORD" --json pf add visitors 1.2.3.4
+assert_eq "$OUT" '{"key":"visitors","items":1,"changed":false}'
+expect 0 bash -c "seq 1 20000 | \"$RCOORD\" pf add visitors"
+assert_contains "$OUT" "items: 20000"
+expect 0 "$RCOORD" pf count visitors
+[ "$OUT" -gt 19600 ] && [ "$OUT" -lt 20500 ] || fail "pf count of ~20002: $OUT"
+expect 0 "$RCOORD" pf add other a b c
+expect 0 "$RCOORD" --json pf merge both visitors other
+assert_eq "$(json_field "$OUT" dest)" both
+expect 0 "$RCOORD" pf count both
+[ "$OUT" -gt 19600 ] || fail "merged count $OUT"
+redis-cli -p "$R_PORT" SET 'rcoord:{pf:str}' plain >/dev/null
+expect 4 "$RCOORD" pf add str x
+assert_contains "$ERR" "rcoord:{pf:str}"
+pass "pf add, count, merge, wrong type"
+
+# --- complete -------------------------------------------------------------------------------
+expect 0 "$RCOORD" complete add cities Zürich Zug zucchini 東京 東京タワー
+expect 0 "$RCOORD" complete suggest cities ZÜ
+assert_eq "$OUT" "Zürich"
+expect 0 "$RCOORD" complete suggest cities zu
+assert_eq "$OUT" $'zucchini\nZug'
+expect 0 "$RCOORD" complete suggest cities 東京 --json --limit 1
+assert_eq "$OUT" '{"term":"東京","score":0}'
+expect 1 "$RCOORD" complete suggest cities q
+assert_contains "$ERR" "nothing starts with 'q'"
+expect 2 "$RCOORD" complete suggest cities z --limit 0
+expect 0 bash -c "printf 'Basel\nBern\nBerlin\n' | \"$RCOORD\" complete add cities --summary"
+assert_contains "$OUT" "added: 3"
+expect 0 "$RCOORD" complete add hits --incr Bern
+expect 0 "$RCOORD" complete add hits --incr Bern Basel
+expect 0 "$RCOORD" complete add hits --score 1 Berlin
+expect 0 "$RCOORD" complete suggest hits b --json
+assert_eq "$OUT" $'{"term":"Bern","score":2}\n{"term":"Basel","score":1}\n{"term":"Berlin","score":1}'
+expect 1 "$RCOORD" complete remove cities Zug Nowhere
+assert_eq "$OUT" "Zug"
+expect 0 "$RCOORD" complete recent push contacts alice
+expect 0 "$RCOORD" complete recent push contacts bob
+expect 0 "$RCOORD" complete recent push contacts alice --max 2
+assert_eq "$OUT" 2
+expect 0 "$RCOORD" complete recent suggest contacts ''
+assert_eq "$OUT" $'alice\nbob'
+expect 0 "$RCOORD" complete recent suggest contacts B --json
+assert_eq "$OUT" '{"item":"bob"}'
+redis-cli -p "$R_PORT" SET 'rcoord:{complete:str}' plain >/dev/null
+expect 4 "$RCOORD" complete add str a
+pass "complete add, suggest (UTF-8, case, scores, limit), remove, recent"

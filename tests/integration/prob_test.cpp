@@ -1,0 +1,368 @@
+// bloom, pf and complete through their C++ API against a real redis-server: measured
+// false-positive rates, layer bookkeeping, HyperLogLog accuracy, suggestion order.
+
+#include <doctest/doctest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "bloom.hpp"
+#include "complete.hpp"
+#include "errors.hpp"
+#include "lua_scripts.hpp"
+#include "pf.hpp"
+#include "redis_server.hpp"
+
+namespace bloom = rcoord::bloom;
+namespace complete = rcoord::complete;
+
+namespace {
+
+struct Fixture {
+  rcoord::Connection conn = rcoord::test::shared_server().connect();
+  rcoord::Keys keys{rcoord::test::unique_prefix()};
+};
+
+std::vector<std::string> numbered(const std::string& stem, std::size_t from, std::size_t to) {
+  std::vector<std::string> out;
+  for (std::size_t i = from; i < to; ++i) out.push_back(stem + std::to_string(i));
+  return out;
+}
+
+// Streams `items` through an Adder in batches, as the CLI does; all results in order.
+std::vector<bloom::ItemResult> add_all(rcoord::Connection& conn, const rcoord::Keys& keys,
+                                       const std::string& name,
+                                       const std::vector<std::string>& items) {
+  bloom::Adder adder(conn, keys, name);
+  std::vector<bloom::ItemResult> out;
+  for (std::size_t i = 0; i < items.size(); i += bloom::kBatchSize) {
+    std::vector<std::string> batch(
+        items.begin() + static_cast<std::ptrdiff_t>(i),
+        items.begin() + static_cast<std::ptrdiff_t>(std::min(items.size(), i + bloom::kBatchSize)));
+    const auto& r = adder.add(batch);
+    out.insert(out.end(), r.begin(), r.end());
+  }
+  const auto& r = adder.finish();
+  out.insert(out.end(), r.begin(), r.end());
+  return out;
+}
+
+// How many of `items` the filter says may be present.
+std::size_t count_present(rcoord::Connection& conn, const rcoord::Keys& keys,
+                          const std::string& name, const std::vector<std::string>& items) {
+  bloom::Tester tester(conn, keys, name);
+  std::size_t present = 0;
+  for (std::size_t i = 0; i < items.size(); i += bloom::kBatchSize) {
+    std::vector<std::string> batch(
+        items.begin() + static_cast<std::ptrdiff_t>(i),
+        items.begin() + static_cast<std::ptrdiff_t>(std::min(items.size(), i + bloom::kBatchSize)));
+    for (const auto& r : tester.test(batch)) present += r.yes ? 1 : 0;
+  }
+  for (const auto& r : tester.finish()) present += r.yes ? 1 : 0;
+  return present;
+}
+
+}  // namespace
+
+TEST_CASE_FIXTURE(Fixture, "every bloom/complete script loads under its embedded SHA1") {
+  for (const auto* s : {&rcoord::lua::kBloomCreate, &rcoord::lua::kBloomGrant,
+                        &rcoord::lua::kCompleteAdd, &rcoord::lua::kCompleteRemove,
+                        &rcoord::lua::kCompleteSuggest, &rcoord::lua::kCompleteRecentPush}) {
+    auto r = conn.command({"SCRIPT", "LOAD", std::string(s->body)});
+    CHECK(rcoord::reply_string(r.get()) == s->sha1);
+  }
+}
+
+TEST_CASE_FIXTURE(Fixture, "bloom reserve: sizes, exists already, bad options") {
+  auto r = bloom::reserve(conn, keys, "f", {100000, 0.01, 2, false});
+  CHECK(r.reserved);
+  CHECK(r.bits == 958506);
+  CHECK(r.hashes == 7);
+  CHECK(r.bytes == 119814);
+  auto again = bloom::reserve(conn, keys, "f", {5, 0.5, 2, false});
+  CHECK_FALSE(again.reserved);
+  CHECK(again.bits == 958506);  // the existing filter's figures
+  // The bitmap is allocated in full at once.
+  auto len = conn.command({"STRLEN", keys.aux("bloom", "f", "0")});
+  CHECK(rcoord::reply_integer(len.get()) == 119814);
+
+  auto usage = [&](bloom::ReserveOptions o) {
+    try {
+      bloom::reserve(conn, keys, "g", o);
+    } catch (const rcoord::Error& e) {
+      return e.code() == rcoord::kUsage;
+    }
+    return false;
+  };
+  CHECK(usage({0, 0.01, 2, false}));
+  CHECK(usage({100, 0, 2, false}));
+  CHECK(usage({100, 1, 2, false}));
+  CHECK(usage({100, 0.01, 0, false}));
+  CHECK(usage({1'000'000'000'000, 0.01, 2, false}));  // more than 2^32 bits
+}
+
+TEST_CASE_FIXTURE(Fixture, "bloom: measured false-positive rate at capacity and at 3x") {
+  bloom::reserve(conn, keys, "fpr", {100000, 0.01, 2, false});
+  auto members = numbered("member-", 0, 100000);
+  auto results = add_all(conn, keys, "fpr", members);
+  REQUIRE(results.size() == members.size());
+  std::size_t added = 0;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    CHECK(results[i].item == members[i]);
+    added += results[i].yes ? 1 : 0;
+  }
+  CHECK(added > 98000);  // the rest collided with earlier items: false positives while adding
+
+  // No false negatives; the false-positive rate at capacity is within 1.5x of 1 %.
+  CHECK(count_present(conn, keys, "fpr", members) == members.size());
+  auto others = numbered("other-", 0, 100000);
+  double fpr = static_cast<double>(count_present(conn, keys, "fpr", others)) / 100000.0;
+  MESSAGE("false-positive rate at capacity: " << fpr);
+  CHECK(fpr <= 0.015);
+
+  auto info = bloom::info(conn, keys, "fpr");
+  CHECK(info.layers == 1);
+  CHECK(info.items == static_cast<std::int64_t>(added));
+  CHECK(info.fill_ratio > 0.4);
+  CHECK(info.fill_ratio < 0.6);
+  CHECK(info.estimated_error_rate == doctest::Approx(0.01).epsilon(0.3));
+
+  // Scaling to 3x capacity keeps the overall rate near the requested one.
+  auto more = numbered("member-", 100000, 300000);
+  add_all(conn, keys, "fpr", more);
+  members.insert(members.end(), more.begin(), more.end());
+  CHECK(count_present(conn, keys, "fpr", members) == members.size());
+  fpr = static_cast<double>(count_present(conn, keys, "fpr", others)) / 100000.0;
+  MESSAGE("false-positive rate at 3x capacity: " << fpr);
+  CHECK(fpr <= 0.02);
+  info = bloom::info(conn, keys, "fpr");
+  CHECK(info.layers == 2);
+  CHECK(info.capacity == 300000);
+}
+
+TEST_CASE_FIXTURE(Fixture, "bloom layers never take more than their capacity") {
+  bloom::reserve(conn, keys, "small", {1000, 0.01, 2, false});
+  auto items = numbered("i", 0, 20000);
+  auto results = add_all(conn, keys, "small", items);
+  std::int64_t added = 0;
+  for (const auto& r : results) added += r.yes ? 1 : 0;
+  bloom::Meta meta;
+  REQUIRE(bloom::read_meta(conn, keys, "small", meta));
+  CHECK(meta.layers.size() == 5);  // 1000 + 2000 + 4000 + 8000 + 16000 >= 20000
+  std::int64_t sum = 0;
+  for (const auto& l : meta.layers) {
+    CHECK(l.used <= static_cast<std::int64_t>(l.capacity));
+    CHECK(l.used == l.items);  // settled: no slot still held
+    sum += l.items;
+  }
+  CHECK(meta.items == added);
+  CHECK(sum == added);
+  for (std::size_t i = 0; i + 1 < meta.layers.size(); ++i) {
+    CHECK(meta.layers[i].items == static_cast<std::int64_t>(meta.layers[i].capacity));
+  }
+  CHECK(count_present(conn, keys, "small", items) == items.size());
+  // Adding them again adds nothing and changes no count.
+  for (const auto& r : add_all(conn, keys, "small", items)) CHECK_FALSE(r.yes);
+  bloom::Meta after;
+  REQUIRE(bloom::read_meta(conn, keys, "small", after));
+  CHECK(after.items == meta.items);
+  CHECK(after.layers.size() == meta.layers.size());
+}
+
+TEST_CASE_FIXTURE(Fixture, "a nonscaling bloom filter refuses new items when full") {
+  bloom::reserve(conn, keys, "fixed", {100, 0.01, 0, true});
+  auto items = numbered("x", 0, 300);
+  auto results = add_all(conn, keys, "fixed", items);
+  std::size_t added = 0, refused = 0;
+  for (const auto& r : results) {
+    added += r.yes ? 1 : 0;
+    refused += r.full ? 1 : 0;
+    CHECK_FALSE((r.yes && r.full));
+  }
+  CHECK(added == 100);
+  CHECK(refused > 150);  // the others were (false) positives: not refused
+  // An item already in it is not refused.
+  auto again = add_all(conn, keys, "fixed", {"x0"});
+  CHECK_FALSE(again[0].yes);
+  CHECK_FALSE(again[0].full);
+  auto info = bloom::info(conn, keys, "fixed");
+  CHECK(info.nonscaling);
+  CHECK(info.layers == 1);
+  CHECK(info.items == 100);
+}
+
+TEST_CASE_FIXTURE(Fixture, "bloom add creates a missing filter with the defaults") {
+  auto results = add_all(conn, keys, "auto", {"a", "b", "a"});
+  CHECK(results[0].yes);
+  CHECK(results[1].yes);
+  CHECK_FALSE(results[2].yes);  // the same item twice in one batch: added once
+  auto info = bloom::info(conn, keys, "auto");
+  CHECK(info.capacity == 10000);
+  CHECK(info.error_rate == 0.01);
+  CHECK(info.items == 2);
+  CHECK(count_present(conn, keys, "missing", {"a"}) == 0);
+  CHECK_FALSE(bloom::info(conn, keys, "missing").exists);
+}
+
+TEST_CASE_FIXTURE(Fixture, "bloom and pf refuse keys that hold something else") {
+  conn.command({"RPUSH", keys.object("bloom", "list"), "x"});
+  auto code = [&](auto fn) {
+    try {
+      fn();
+    } catch (const rcoord::Error& e) {
+      CHECK(std::string(e.what()).find("WRONGTYPE") != std::string::npos);
+      return e.code();
+    }
+    return rcoord::kYes;
+  };
+  CHECK(code([&] { add_all(conn, keys, "list", {"a"}); }) == rcoord::kServer);
+  CHECK(code([&] { bloom::info(conn, keys, "list"); }) == rcoord::kServer);
+  CHECK(code([&] { bloom::reserve(conn, keys, "list", {}); }) == rcoord::kServer);
+  CHECK(rcoord::reply_integer(conn.command({"LLEN", keys.object("bloom", "list")}).get()) == 1);
+
+  conn.command({"SET", keys.object("pf", "str"), "not a hyperloglog"});
+  CHECK(code([&] {
+          rcoord::pf::Adder a(conn, keys, "str");
+          a.add({"x"});
+          a.finish();
+        }) == rcoord::kServer);
+  CHECK(code([&] { rcoord::pf::count(conn, keys, {"str"}); }) == rcoord::kServer);
+}
+
+TEST_CASE_FIXTURE(Fixture, "pf count of 1,000,000 distinct items is within 2% of the truth") {
+  rcoord::pf::Adder adder(conn, keys, "visitors");
+  std::vector<std::string> batch;
+  for (std::size_t i = 0; i < 1'000'000; ++i) {
+    batch.push_back("visitor-" + std::to_string(i));
+    if (batch.size() == rcoord::pf::kBatchSize) {
+      adder.add(batch);
+      batch.clear();
+    }
+  }
+  adder.add(batch);
+  const auto& added = adder.finish();
+  CHECK(added.items == 1'000'000);
+  CHECK(added.changed);
+  auto c = rcoord::pf::count(conn, keys, {"visitors"});
+  MESSAGE("HyperLogLog estimate of 1,000,000: " << c.count);
+  CHECK(c.count >= 980'000);
+  CHECK(c.count <= 1'020'000);
+
+  rcoord::pf::Adder small(conn, keys, "other");
+  small.add({"visitor-1", "someone-new"});
+  small.finish();
+  auto merged = rcoord::pf::merge(conn, keys, "all", {"visitors", "other"});
+  CHECK(merged.count >= c.count);
+  CHECK(merged.count <= c.count + 2);
+  CHECK(rcoord::pf::count(conn, keys, {"visitors", "other"}).count == merged.count);
+  // Adding what is there changes nothing.
+  rcoord::pf::Adder again(conn, keys, "other");
+  again.add({"visitor-1"});
+  CHECK_FALSE(again.finish().changed);
+}
+
+namespace {
+std::vector<std::string> terms_of(const complete::Suggestions& s) {
+  std::vector<std::string> out;
+  for (const auto& t : s.terms) out.push_back(t.term);
+  return out;
+}
+using Terms = std::vector<std::string>;
+}  // namespace
+
+TEST_CASE_FIXTURE(Fixture, "complete suggest: ASCII, mixed case, UTF-8, limit") {
+  auto added = complete::add(
+      conn, keys, "c",
+      {"apple", "Apricot", "APPLE PIE", "banana", "applesauce", "Zürich", "zucchini", "ZÜRICH-Nord",
+       "Zug", "東京", "東京タワー", "京都", "Αθήνα", "Москва", "Straße"},
+      {});
+  CHECK(added.size() == 15);
+  for (const auto& a : added) CHECK(a.added);
+  CHECK_FALSE(complete::add(conn, keys, "c", {"apple"}, {})[0].added);
+
+  CHECK(terms_of(complete::suggest(conn, keys, "c", "app", 10)) ==
+        Terms{"apple", "APPLE PIE", "applesauce"});
+  CHECK(terms_of(complete::suggest(conn, keys, "c", "APP", 10)) ==
+        Terms{"apple", "APPLE PIE", "applesauce"});
+  CHECK(terms_of(complete::suggest(conn, keys, "c", "ap", 2)) == Terms{"apple", "APPLE PIE"});
+  CHECK(terms_of(complete::suggest(conn, keys, "c", "Zü", 10)) == Terms{"Zürich", "ZÜRICH-Nord"});
+  CHECK(terms_of(complete::suggest(conn, keys, "c", "ZÜ", 10)) == Terms{"Zürich", "ZÜRICH-Nord"});
+  CHECK(terms_of(complete::suggest(conn, keys, "c", "zu", 10)) == Terms{"zucchini", "Zug"});
+  CHECK(terms_of(complete::suggest(conn, keys, "c", "東京", 10)) == Terms{"東京", "東京タワー"});
+  CHECK(terms_of(complete::suggest(conn, keys, "c", "αθ", 10)) == Terms{"Αθήνα"});
+  CHECK(terms_of(complete::suggest(conn, keys, "c", "МОС", 10)) == Terms{"Москва"});
+  CHECK(terms_of(complete::suggest(conn, keys, "c", "STRAẞ", 10)) == Terms{"Straße"});
+  CHECK(complete::suggest(conn, keys, "c", "x", 10).terms.empty());
+  CHECK(complete::suggest(conn, keys, "c", "", 100).terms.size() == 15);
+
+  auto removed = complete::remove(conn, keys, "c", {"Zug", "nope"});
+  CHECK(removed[0].removed);
+  CHECK_FALSE(removed[1].removed);
+  CHECK(terms_of(complete::suggest(conn, keys, "c", "zu", 10)) == Terms{"zucchini"});
+}
+
+TEST_CASE_FIXTURE(Fixture, "complete with scores: highest first, ties in folded order") {
+  complete::AddOptions incr{std::nullopt, true};
+  complete::add(conn, keys, "s", {"beta", "Alpha", "gamma", "delta"}, incr);
+  complete::add(conn, keys, "s", {"gamma", "gamma", "delta"}, incr);
+  auto set = complete::add(conn, keys, "s", {"Alpha"}, {2.5, false});
+  CHECK(set[0].scored);
+  CHECK(set[0].score == 2.5);
+  auto both = complete::add(conn, keys, "s", {"beta"}, {10, true});  // --incr --score 10
+  CHECK(both[0].score == 11);
+  complete::add(conn, keys, "s", {"epsilon"}, {});  // no score: counts as 0
+  auto s = complete::suggest(conn, keys, "s", "", 10);
+  CHECK(s.scored);
+  CHECK(terms_of(s) == Terms{"beta", "gamma", "Alpha", "delta", "epsilon"});
+  CHECK(s.terms[0].score == 11);
+  CHECK(s.terms[1].score == 3);
+  complete::add(conn, keys, "s", {"Delta2"}, {2, false});
+  CHECK(terms_of(complete::suggest(conn, keys, "s", "", 10)) ==
+        Terms{"beta", "gamma", "Alpha", "delta", "Delta2", "epsilon"});  // tie: delta < delta2
+  CHECK(terms_of(complete::suggest(conn, keys, "s", "D", 1)) == Terms{"delta"});
+
+  // Many matches with scores: the limit takes the best ones.
+  std::vector<std::string> many;
+  for (int i = 0; i < 2500; ++i) many.push_back("m" + std::to_string(i));
+  complete::add(conn, keys, "s", many, {});
+  complete::add(conn, keys, "s", {"m2499"}, {100, false});
+  complete::add(conn, keys, "s", {"m7"}, {50, false});
+  CHECK(terms_of(complete::suggest(conn, keys, "s", "m", 3)) == Terms{"m2499", "m7", "m0"});
+}
+
+TEST_CASE_FIXTURE(Fixture, "complete: bad terms and wrong types") {
+  auto code = [&](auto fn) {
+    try {
+      fn();
+    } catch (const rcoord::Error& e) {
+      return e.code();
+    }
+    return rcoord::kYes;
+  };
+  CHECK(code([&] { complete::add(conn, keys, "c", {""}, {}); }) == rcoord::kUsage);
+  CHECK(code([&] { complete::add(conn, keys, "c", {std::string("a\0b", 3)}, {}); }) ==
+        rcoord::kUsage);
+  CHECK(code([&] { complete::suggest(conn, keys, "c", "a", 0); }) == rcoord::kUsage);
+  conn.command({"SET", keys.object("complete", "str"), "x"});
+  CHECK(code([&] { complete::add(conn, keys, "str", {"a"}, {}); }) == rcoord::kServer);
+  CHECK(code([&] { complete::suggest(conn, keys, "str", "a", 5); }) == rcoord::kServer);
+  conn.command({"SET", keys.object("recent", "str"), "x"});
+  CHECK(code([&] { complete::recent_push(conn, keys, "str", "a", 5); }) == rcoord::kServer);
+  CHECK(code([&] { complete::recent_suggest(conn, keys, "str", "a", 5); }) == rcoord::kServer);
+  CHECK(rcoord::reply_string(conn.command({"GET", keys.object("recent", "str")}).get()) == "x");
+}
+
+TEST_CASE_FIXTURE(Fixture, "recent: most recent first, no duplicates, capped") {
+  for (const char* who : {"alice", "Bob", "carol", "alice", "dave", "ALICE"}) {
+    complete::recent_push(conn, keys, "contacts", who, 4);
+  }
+  auto all = complete::recent_suggest(conn, keys, "contacts", "", 10);
+  CHECK(terms_of(all) == Terms{"ALICE", "dave", "alice", "carol"});  // Bob fell off the end
+  CHECK(terms_of(complete::recent_suggest(conn, keys, "contacts", "a", 10)) ==
+        Terms{"ALICE", "alice"});
+  CHECK(terms_of(complete::recent_suggest(conn, keys, "contacts", "a", 1)) == Terms{"ALICE"});
+  CHECK(complete::recent_push(conn, keys, "contacts", "carol", 4).length == 4);
+  CHECK(terms_of(complete::recent_suggest(conn, keys, "contacts", "", 10)).front() == "carol");
+  CHECK(complete::recent_suggest(conn, keys, "nobody", "", 10).terms.empty());
+}
