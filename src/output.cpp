@@ -33,6 +33,7 @@ std::string dump_json(const nlohmann::ordered_json& j) {
 }
 
 void Printer::write_json(const nlohmann::ordered_json& j) {
+  if (quiet_) return;
   std::string line = dump_json(j);
   line += '\n';
   std::fwrite(line.data(), 1, line.size(), stdout);
@@ -40,7 +41,7 @@ void Printer::write_json(const nlohmann::ordered_json& j) {
 }
 
 void Printer::write_text(std::string_view text) {
-  if (text.empty()) return;
+  if (quiet_ || text.empty()) return;
   std::fwrite(text.data(), 1, text.size(), stdout);
   if (text.back() != '\n') std::fputc('\n', stdout);
   std::fflush(stdout);

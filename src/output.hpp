@@ -36,7 +36,8 @@ class Printer {
     }
   }
 
-  /// One JSON object on its own line (flushed: lines are consumed as a stream).
+  /// One JSON object on its own line (flushed: lines are consumed as a stream). Nothing
+  /// with -q, like everything written to stdout.
   void write_json(const nlohmann::ordered_json& j);
   /// Text as is (a trailing newline is added when missing). Nothing for empty text.
   void write_text(std::string_view text);
