@@ -10,6 +10,7 @@
 
 #include "context.hpp"
 #include "errors.hpp"
+#include "limit_command.hpp"
 #include "lock_command.hpp"
 #include "ops_command.hpp"
 #include "signals.hpp"
@@ -84,6 +85,7 @@ struct Command {
 };
 constexpr Command kCommands[] = {
     {"lock", rcoord::cmd::add_lock},
+    {"limit", rcoord::cmd::add_limit},
     {"ping", rcoord::cmd::add_ops},
 };
 
