@@ -7,7 +7,8 @@ _rcoord_global_opts='-u --url --password-file --timeout --prefix -o --output --j
 
 # Options (global or per verb) that take a value in the next word.
 _rcoord_opts_with_arg='-u --url --password-file --timeout --prefix -o --output --config -h -p -n
-  -a --pass --user -s --ttl --wait --token -E --conflict-exit-code --kill-grace --min-hold'
+  -a --pass --user -s --ttl --wait --token -E --conflict-exit-code --kill-grace --min-hold
+  --rate --burst --cost --algo --max-wait'
 
 _rcoord_takes_arg() {
   local o
@@ -22,9 +23,16 @@ _rcoord_reply() {
   mapfile -t COMPREPLY < <(compgen -W "$1" -- "$2")
 }
 
-# Options of each lock verb (--help is among the global ones).
+# Options of each verb of COMMAND (--help is among the global ones).
 _rcoord_verb_opts() {
-  case $1 in
+  if [[ $1 == limit ]]; then
+    case $2 in
+      check | status) echo '--rate --burst --cost --algo' ;;
+      wait) echo '--rate --burst --cost --algo --max-wait' ;;
+    esac
+    return
+  fi
+  case $2 in
     acquire) echo '--ttl --wait --token' ;;
     release) echo '--token' ;;
     extend) echo '--token --ttl' ;;
@@ -64,7 +72,7 @@ _rcoord() {
     fi
     if [[ -z $command ]]; then
       command=$word
-    elif [[ $command == lock && -z $verb ]]; then
+    elif [[ ($command == lock || $command == limit) && -z $verb ]]; then
       verb=$word
     else
       ((nargs++))
@@ -132,8 +140,19 @@ _rcoord() {
       _rcoord_reply '10s 30s 1m 5m 10m 1h' "$cur"
       return 0
       ;;
-    --wait)
+    --wait | --max-wait)
       _rcoord_reply 'forever 10s 30s 1m 5m 10m' "$cur"
+      return 0
+      ;;
+    --rate)
+      _rcoord_reply '10/s 100/m 5/h 100/10s' "$cur"
+      return 0
+      ;;
+    --algo)
+      _rcoord_reply 'gcra token-bucket sliding-window fixed-window' "$cur"
+      return 0
+      ;;
+    --burst | --cost)
       return 0
       ;;
     -E | --conflict-exit-code)
@@ -147,15 +166,17 @@ _rcoord() {
 
   if [[ $cur == -* ]]; then
     local opts=$_rcoord_global_opts
-    [[ $command == lock && -n $verb ]] && opts="$opts $(_rcoord_verb_opts "$verb")"
+    [[ -n $verb ]] && opts="$opts $(_rcoord_verb_opts "$command" "$verb")"
     _rcoord_reply "$opts" "$cur"
     return 0
   fi
 
   if [[ -z $command ]]; then
-    _rcoord_reply 'lock ping' "$cur"
+    _rcoord_reply 'lock limit ping' "$cur"
   elif [[ $command == lock && -z $verb ]]; then
     _rcoord_reply 'acquire release extend status break run' "$cur"
+  elif [[ $command == limit && -z $verb ]]; then
+    _rcoord_reply 'check wait status reset' "$cur"
   fi
   return 0
 }

@@ -14,7 +14,7 @@ function __rcoord_args
         switch $t
             case --
                 return
-            case -u --url --password-file --timeout --prefix -o --output --config -h -p -n -a --pass --user -s --ttl --wait --token -E --conflict-exit-code --kill-grace --min-hold
+            case -u --url --password-file --timeout --prefix -o --output --config -h -p -n -a --pass --user -s --ttl --wait --token -E --conflict-exit-code --kill-grace --min-hold --rate --burst --cost --algo --max-wait
                 set skip 1
             case '-*'
             case '*'
@@ -33,6 +33,12 @@ end
 function __rcoord_needs_lock_verb
     set -l args (__rcoord_args)
     test (count $args) -eq 1; and test "$args[1]" = lock
+end
+
+# True when the command is `limit` and no verb has been given yet.
+function __rcoord_needs_limit_verb
+    set -l args (__rcoord_args)
+    test (count $args) -eq 1; and test "$args[1]" = limit
 end
 
 # True when completing the command that `lock run NAME --` will run.
@@ -74,6 +80,7 @@ complete -c rcoord -n $global -l version -d 'Print the version and exit'
 
 # Commands.
 complete -c rcoord -n __rcoord_needs_command -a lock -d 'Mutual exclusion with a TTL and fencing tokens'
+complete -c rcoord -n __rcoord_needs_command -a limit -d "Rate limits decided on the server's clock"
 complete -c rcoord -n __rcoord_needs_command -a ping -d 'Check the server: version, mode, round-trip time'
 
 # lock verbs.
@@ -110,3 +117,20 @@ complete -c rcoord -n $run -s E -l conflict-exit-code -x -a '0 1 75' -d 'Exit co
 complete -c rcoord -n $run -l kill-grace -x -a '1s 5s 10s 30s' -d 'On loss, SIGKILL this long after SIGTERM (default 10s)'
 complete -c rcoord -n $run -l min-hold -x -a '1m 5m 10m 15m 1h' -d 'Keep the lock until DUR after acquisition'
 complete -c rcoord -n __rcoord_in_child_command -x -a '(__rcoord_complete_child)'
+
+# limit verbs.
+complete -c rcoord -n __rcoord_needs_limit_verb -a check -d "Take one request's cost if the rate allows it now"
+complete -c rcoord -n __rcoord_needs_limit_verb -a wait -d 'Reserve the next allowed slot and sleep until it'
+complete -c rcoord -n __rcoord_needs_limit_verb -a status -d 'Show what is left now, without consuming'
+complete -c rcoord -n __rcoord_needs_limit_verb -a reset -d "Delete a limit's state"
+
+# limit check | wait | status
+set -l shape '__fish_seen_subcommand_from limit; and __fish_seen_subcommand_from check wait status'
+complete -c rcoord -n $shape -l rate -x -a '10/s 100/m 5/h 100/10s' -d 'Allowed rate: N/s, N/m, N/h or N/DUR'
+complete -c rcoord -n $shape -l burst -x -d 'Most cost allowed at once (default: N of the rate)'
+complete -c rcoord -n $shape -l cost -x -d 'Cost of this request (default 1)'
+complete -c rcoord -n $shape -l algo -x -a 'gcra token-bucket sliding-window fixed-window' -d 'Algorithm (default gcra)'
+set -l limit_wait '__fish_seen_subcommand_from limit; and __fish_seen_subcommand_from wait'
+complete -c rcoord -n $limit_wait -l max-wait -x -a 'forever 1s 10s 30s 1m 5m' -d 'Give up at once if the slot is further away'
+
+# limit reset takes only the key (and the global options).
