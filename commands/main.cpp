@@ -12,6 +12,7 @@
 #include "complete_command.hpp"
 #include "context.hpp"
 #include "errors.hpp"
+#include "limit_command.hpp"
 #include "lock_command.hpp"
 #include "ops_command.hpp"
 #include "sem_command.hpp"
@@ -91,6 +92,7 @@ constexpr Command kCommands[] = {
     {"complete", rcoord::cmd::add_complete},
     {"doctor", rcoord::cmd::add_doctor},
     {"lock", rcoord::cmd::add_lock},
+    {"limit", rcoord::cmd::add_limit},
     {"pf", rcoord::cmd::add_pf},
     {"ping", rcoord::cmd::add_ops},
     {"sem", rcoord::cmd::add_sem},

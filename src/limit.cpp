@@ -1,0 +1,222 @@
+#include "limit.hpp"
+
+#include <fmt/format.h>
+#include <poll.h>
+
+#include <cerrno>
+#include <chrono>
+#include <ctime>
+#include <numeric>
+
+#include "errors.hpp"
+#include "lua_scripts.hpp"
+#include "script.hpp"
+#include "signals.hpp"
+#include "token.hpp"
+
+namespace rcoord::limit {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr std::string_view kType = "limit";
+
+constexpr std::string_view kNames[] = {"gcra", "token-bucket", "sliding-window", "fixed-window"};
+
+const Script& script_of(Algo algo) {
+  switch (algo) {
+    case Algo::kGcra:
+      return lua::kLimitGcra;
+    case Algo::kTokenBucket:
+      return lua::kLimitTokenBucket;
+    case Algo::kSlidingWindow:
+      return lua::kLimitSlidingWindow;
+    case Algo::kFixedWindow:
+      return lua::kLimitFixedWindow;
+  }
+  return lua::kLimitGcra;
+}
+
+Args key_names(const Keys& keys, std::string_view key) {
+  return {keys.object(kType, key), keys.aux(kType, key, "log")};
+}
+
+std::int64_t element(const redisReply* r, std::size_t i) {
+  if (r->type != REDIS_REPLY_ARRAY || r->elements <= i) {
+    throw Error(kServer, "unexpected reply from a limit script");
+  }
+  return reply_integer(r->element[i]);
+}
+
+Decision to_decision(const Raw& raw) {
+  return {raw.allowed, raw.limit, raw.remaining, raw.allowed ? 0 : ceil_ms(raw.retry_after_us),
+          ceil_ms(raw.reset_after_us)};
+}
+
+// Sleeps until `deadline` on the monotonic clock. False when a managed signal ended it early
+// (only once signals::install() ran; before that, signals act as usual).
+bool sleep_until(Clock::time_point deadline) {
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - Clock::now());
+    if (left.count() <= 0) return true;
+    timespec ts{static_cast<time_t>(left.count() / 1'000'000'000),
+                static_cast<long>(left.count() % 1'000'000'000)};
+    int n = ppoll(nullptr, 0, &ts, signals::wait_mask());
+    if (n < 0 && errno == EINTR && signals::wait_mask() != nullptr && signals::pending() != 0) {
+      return false;
+    }
+  }
+}
+
+}  // namespace
+
+std::optional<Algo> parse_algo(std::string_view name) {
+  for (std::size_t i = 0; i < std::size(kNames); ++i) {
+    if (kNames[i] == name) return static_cast<Algo>(i);
+  }
+  return std::nullopt;
+}
+
+std::string_view algo_name(Algo algo) { return kNames[static_cast<std::size_t>(algo)]; }
+
+Params make_params(Algo algo, Rate rate, std::optional<std::int64_t> burst, std::int64_t cost) {
+  if (rate.count <= 0) {
+    throw Error(kUsage, "--rate must allow at least 1 per period",
+                "use e.g. --rate 10/s, or --rate 1/h for a slow one");
+  }
+  if (rate.period.count() <= 0) throw Error(kUsage, "--rate needs a positive period");
+  Params p;
+  p.algo = algo;
+  p.rate = rate;
+  p.burst = burst.value_or(rate.count);
+  p.cost = cost;
+  if (p.burst < 1) {
+    throw Error(kUsage, fmt::format("bad --burst {}: it must be at least 1", p.burst),
+                "leave it out to allow N of N/PERIOD at once");
+  }
+  if (p.cost < 1) {
+    throw Error(kUsage, fmt::format("bad --cost {}: it must be at least 1", p.cost),
+                "use --cost 1 (the default) or more; 'limit status' looks without consuming");
+  }
+  // period µs ≤ ten years (the duration parser's limit) and N < 10^15: no overflow here.
+  std::int64_t period_us = rate.period.count() * 1000;
+  std::int64_t g = std::gcd(period_us, rate.count);
+  p.unit = period_us / g;
+  p.drain = rate.count / g;
+  std::int64_t max_burst = kMaxCapacity / p.unit;
+  if (p.burst > max_burst) {
+    std::string rate_text = fmt::format("{}/{}", rate.count, format_duration(rate.period));
+    if (!burst) {
+      throw Error(kUsage,
+                  fmt::format("--rate {} needs a smaller burst than its N: at most {}", rate_text,
+                              max_burst),
+                  "give --burst explicitly");
+    }
+    throw Error(kUsage,
+                fmt::format("--burst {} is too large for --rate {}: at most {}", p.burst, rate_text,
+                            max_burst),
+                "lower --burst, or state the rate over a shorter period");
+  }
+  if (algo == Algo::kSlidingWindow && p.burst > kMaxLogBurst) {
+    throw Error(kUsage,
+                fmt::format("--burst {} is too large for the sliding-window log: at most {}",
+                            p.burst, kMaxLogBurst),
+                "use --algo gcra, which keeps two numbers whatever the burst");
+  }
+  // burst × unit ≤ 2^51, so the product is exact; round the window up (never more allowed).
+  std::int64_t span = p.burst * p.unit;
+  p.window_us = std::max<std::int64_t>(1, (span + p.drain - 1) / p.drain);
+  return p;
+}
+
+std::int64_t ceil_ms(std::int64_t us) {
+  if (us < 0) return -1;
+  return (us + 999) / 1000;
+}
+
+Raw evaluate(Connection& conn, const Keys& keys, std::string_view key, const Params& p,
+             std::int64_t max_wait_us, bool peek, std::string_view member) {
+  check_name("limit", key);
+  Args args{std::to_string(p.unit),
+            std::to_string(p.drain),
+            std::to_string(p.burst),
+            std::to_string(p.cost),
+            std::to_string(p.window_us),
+            std::to_string(max_wait_us),
+            peek ? "1" : "0",
+            std::string(member.empty() ? "-" : member)};
+  Reply r = eval(conn, script_of(p.algo), key_names(keys, key), args);
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != 9) {
+    throw Error(kServer, "unexpected reply from a limit script");
+  }
+  Raw raw;
+  raw.allowed = element(r.get(), 0) == 1;
+  raw.limit = element(r.get(), 1);
+  raw.remaining = element(r.get(), 2);
+  raw.retry_after_us = element(r.get(), 3);
+  raw.reset_after_us = element(r.get(), 4);
+  raw.wait_us = element(r.get(), 5);
+  raw.now_us = element(r.get(), 6);
+  raw.due_us = element(r.get(), 7);
+  raw.slot = element(r.get(), 8);
+  return raw;
+}
+
+bool cancel(Connection& conn, const Keys& keys, std::string_view key, const Params& p,
+            const Raw& reservation, std::string_view member) {
+  check_name("limit", key);
+  Args args{std::string(algo_name(p.algo)),   std::to_string(reservation.due_us),
+            std::to_string(p.unit),           std::to_string(p.drain),
+            std::to_string(p.burst),          std::to_string(p.cost),
+            std::to_string(reservation.slot), std::string(member.empty() ? "-" : member)};
+  Reply r = eval(conn, lua::kLimitCancel, key_names(keys, key), args);
+  return reply_integer(r.get()) == 1;
+}
+
+Decision check(Connection& conn, const Keys& keys, std::string_view key, const Params& p) {
+  return to_decision(evaluate(conn, keys, key, p, -1, false, random_token()));
+}
+
+Decision status(Connection& conn, const Keys& keys, std::string_view key, const Params& p) {
+  return to_decision(evaluate(conn, keys, key, p, -1, true, {}));
+}
+
+Waited wait(Connection& conn, const Keys& keys, std::string_view key, const Params& p,
+            Millis max_wait) {
+  std::int64_t max_wait_us =
+      max_wait == Millis::max() ? kForeverUs : std::min(kForeverUs, max_wait.count() * 1000);
+  std::string member = random_token();
+  auto start = Clock::now();
+  Raw raw;
+  {
+    // The reservation is one round trip: let it finish, so we know what to give back.
+    signals::Uninterruptible quiet;
+    raw = evaluate(conn, keys, key, p, max_wait_us, false, member);
+  }
+  // Sleep from the reply on: the server decided before it answered, so we are never early.
+  auto replied = Clock::now();
+  if (raw.allowed && raw.wait_us > 0 &&
+      !sleep_until(replied + std::chrono::microseconds(raw.wait_us))) {
+    signals::Uninterruptible quiet;
+    bool given_back = false;
+    try {
+      given_back = cancel(conn, keys, key, p, raw, member);
+    } catch (const Error&) {
+      // Unreachable now: the reservation stays counted, as if the request had been made.
+    }
+    throw Error(kInterrupted, fmt::format("interrupted while waiting for limit '{}'", key),
+                given_back ? "the reserved slot was given back"
+                           : "the reserved slot could not be given back and stays counted");
+  }
+  Waited w;
+  w.decision = to_decision(raw);
+  w.waited_ms = std::chrono::duration_cast<Millis>(Clock::now() - start).count();
+  return w;
+}
+
+bool reset(Connection& conn, const Keys& keys, std::string_view key) {
+  check_name("limit", key);
+  Reply r = eval(conn, lua::kLimitReset, key_names(keys, key), {});
+  return reply_integer(r.get()) > 0;
+}
+
+}  // namespace rcoord::limit

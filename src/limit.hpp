@@ -1,0 +1,111 @@
+#pragma once
+/// Rate limits: GCRA, token bucket, exact sliding-window log and fixed window, each decided
+/// by one Lua script on the server's clock (`TIME`), never the client's.
+///
+/// Keys: `<prefix>{limit:KEY}` a hash {algo, …state}; `…:log` the sliding-window log (a
+/// sorted set of `id:cost` members scored by their server time in µs). Both carry a TTL that
+/// ends when the state would be empty anyway, so idle limits disappear by themselves.
+///
+/// Arithmetic: the scripts run on Lua numbers (doubles), so everything is an integer below
+/// 2^53. Time is in microseconds. For gcra and token-bucket one unit of cost is `unit` level
+/// units and `drain` units leak away per microsecond, where unit/drain = period/N exactly
+/// (the rate's count and period divided by their gcd), so no rate is rounded.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "connection.hpp"
+#include "duration.hpp"
+#include "keys.hpp"
+
+namespace rcoord::limit {
+
+enum class Algo { kGcra, kTokenBucket, kSlidingWindow, kFixedWindow };
+
+/// `gcra`, `token-bucket`, `sliding-window`, `fixed-window`; nullopt for anything else.
+std::optional<Algo> parse_algo(std::string_view name);
+std::string_view algo_name(Algo algo);
+
+/// The largest capacity (burst × unit) the scripts accept: 2^51, so that a level plus any
+/// cost, and the reservations of `limit wait` on top, stay exact doubles (below 2^53).
+inline constexpr std::int64_t kMaxCapacity = std::int64_t{1} << 51;
+/// The largest burst the sliding-window log accepts: it keeps one entry per request.
+inline constexpr std::int64_t kMaxLogBurst = 1'000'000;
+/// `limit wait --max-wait forever`, in µs: larger than any wait the arithmetic can express.
+inline constexpr std::int64_t kForeverUs = std::int64_t{1} << 52;
+
+/// The integer arguments of the decision scripts, checked and converted from the options.
+struct Params {
+  Algo algo = Algo::kGcra;
+  Rate rate;
+  std::int64_t burst = 0;      ///< B: the most cost allowed at once (the `limit` figure)
+  std::int64_t cost = 1;       ///< C: the cost of this request (C > B: never allowed)
+  std::int64_t unit = 0;       ///< level units one unit of cost adds: period_µs / gcd
+  std::int64_t drain = 0;      ///< level units that drain per µs: N / gcd
+  std::int64_t window_us = 0;  ///< ceil(B × period / N): the window of the window algorithms
+  bool never() const { return cost > burst; }
+};
+
+/// Validates and converts. `burst` defaults to the rate's N. Throws Error(kUsage), naming the
+/// option, for a zero rate, a burst or cost below 1, and a burst too large to be exact.
+/// Pure: no I/O.
+Params make_params(Algo algo, Rate rate, std::optional<std::int64_t> burst, std::int64_t cost);
+
+/// What a decision script answers, in its own units (µs). Used by the verbs below, and by
+/// the tests that check the scripts against a model.
+struct Raw {
+  bool allowed = false;
+  std::int64_t limit = 0;
+  std::int64_t remaining = 0;
+  std::int64_t retry_after_us = 0;  ///< 0 when allowed; -1 when never (cost > burst)
+  std::int64_t reset_after_us = 0;  ///< until the limit is wholly restored
+  std::int64_t wait_us = 0;         ///< a reservation: due this long after now_us
+  std::int64_t now_us = 0;          ///< the server time the decision was made at
+  std::int64_t due_us = 0;          ///< when the request is allowed (server time)
+  std::int64_t slot = 0;            ///< fixed-window: the window a reservation went to
+};
+
+/// One run of the decision script. `max_wait_us` < 0: check only; otherwise a request that
+/// would be allowed within that many µs is reserved (allowed, wait_us > 0). `peek` changes
+/// nothing. `member` names the log entry of a sliding-window request (unique per request).
+Raw evaluate(Connection& conn, const Keys& keys, std::string_view key, const Params& p,
+             std::int64_t max_wait_us, bool peek, std::string_view member);
+
+/// Gives a reservation back if the server's clock has not reached its due time yet.
+/// True if given back.
+bool cancel(Connection& conn, const Keys& keys, std::string_view key, const Params& p,
+            const Raw& reservation, std::string_view member);
+
+/// Member names are the JSON fields of SPEC §3 (`limit check`).
+struct Decision {
+  bool allowed = false;
+  std::int64_t limit = 0;
+  std::int64_t remaining = 0;
+  std::int64_t retry_after_ms = 0;  ///< 0 when allowed, -1 when never
+  std::int64_t reset_after_ms = 0;
+};
+
+/// The result of `limit wait`: the decision as of the moment it was allowed, and the wait.
+struct Waited {
+  Decision decision;
+  std::int64_t waited_ms = 0;
+};
+
+/// Consumes p.cost if allowed now.
+Decision check(Connection& conn, const Keys& keys, std::string_view key, const Params& p);
+/// What a check would answer now; consumes nothing.
+Decision status(Connection& conn, const Keys& keys, std::string_view key, const Params& p);
+/// Reserves the earliest slot within `max_wait` (Millis::max(): no limit) and sleeps until it
+/// is due. Not possible within max_wait: denied at once, nothing consumed. A managed signal
+/// during the sleep gives the slot back and throws Error(kInterrupted).
+Waited wait(Connection& conn, const Keys& keys, std::string_view key, const Params& p,
+            Millis max_wait);
+/// Deletes the limit's state. True if there was any.
+bool reset(Connection& conn, const Keys& keys, std::string_view key);
+
+/// µs to ms for output, rounded up (a retry after that many ms is never early); -1 stays -1.
+std::int64_t ceil_ms(std::int64_t us);
+
+}  // namespace rcoord::limit

@@ -1,0 +1,237 @@
+// The rate-limit scripts against a real redis-server: each answer is compared with the C++
+// model fed the same server times, and the key layout, expiry and waits are checked.
+
+#include "limit.hpp"
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <random>
+#include <thread>
+
+#include "../unit/limit_model.hpp"
+#include "errors.hpp"
+#include "redis_server.hpp"
+#include "token.hpp"
+
+using namespace std::chrono_literals;
+using rcoord::Millis;
+using rcoord::Rate;
+using rcoord::limit::Algo;
+using rcoord::limit::Raw;
+namespace limit = rcoord::limit;
+
+namespace {
+
+struct LimitFixture {
+  rcoord::Connection conn = rcoord::test::shared_server().connect();
+  rcoord::Keys keys{rcoord::test::unique_prefix()};
+
+  std::int64_t integer(const rcoord::Args& args) {
+    return rcoord::reply_integer(conn.command(args).get());
+  }
+};
+
+constexpr Algo kAlgos[] = {Algo::kGcra, Algo::kTokenBucket, Algo::kSlidingWindow,
+                           Algo::kFixedWindow};
+
+void same(const Raw& got, const Raw& want) {
+  CHECK(got.allowed == want.allowed);
+  CHECK(got.limit == want.limit);
+  CHECK(got.remaining == want.remaining);
+  CHECK(got.retry_after_us == want.retry_after_us);
+  CHECK(got.reset_after_us == want.reset_after_us);
+  CHECK(got.wait_us == want.wait_us);
+  CHECK(got.due_us == want.due_us);
+  CHECK(got.slot == want.slot);
+}
+
+struct Pending {
+  Raw raw;
+  std::string member;
+  std::int64_t cost;
+};
+
+// Random checks, peeks, reservations and give-backs, with random costs and pauses; every
+// answer of the script must be the model's answer at the server time the script used.
+void cross_check(LimitFixture& f, Algo algo, Rate rate, std::int64_t burst, unsigned seed) {
+  auto p = limit::make_params(algo, rate, burst, 1);
+  rcoord::test::LimitModel model(p);
+  std::mt19937 rng(seed);
+  std::vector<Pending> pending;
+  std::int64_t last_now = 0;
+  std::string key = "x" + std::to_string(seed);
+  for (int i = 0; i < 120; ++i) {
+    std::this_thread::sleep_for(std::chrono::microseconds(rng() % 12'000));
+    auto q = p;
+    q.cost = rng() % 10 == 0 ? burst + 1 : 1 + static_cast<std::int64_t>(rng() % burst);
+    model.set_cost(q.cost);
+    unsigned op = rng() % 20;
+    if (op == 0 && !pending.empty()) {
+      // give back a reservation that is surely not due yet
+      auto it = std::find_if(pending.begin(), pending.end(),
+                             [&](const Pending& r) { return r.raw.due_us > last_now + 100'000; });
+      if (it == pending.end()) continue;
+      q.cost = it->cost;
+      model.set_cost(q.cost);
+      CAPTURE(i);
+      CHECK(limit::cancel(f.conn, f.keys, key, q, it->raw, it->member));
+      CHECK(model.cancel(last_now, it->raw));
+      pending.erase(it);
+      continue;
+    }
+    bool peek = op < 4;
+    std::int64_t max_wait = -1;
+    if (op >= 12) {
+      std::int64_t choices[] = {0, p.window_us / 2, 3 * p.window_us, limit::kForeverUs};
+      max_wait = choices[rng() % 4];
+    }
+    std::string member = rcoord::random_token();
+    Raw got = limit::evaluate(f.conn, f.keys, key, q, max_wait, peek, member);
+    Raw want = model.decide(got.now_us, max_wait, peek);
+    CAPTURE(i);
+    CAPTURE(q.cost);
+    CAPTURE(peek);
+    CAPTURE(max_wait);
+    same(got, want);
+    if (got.allowed && got.wait_us > 0) pending.push_back({got, member, q.cost});
+    last_now = got.now_us;
+  }
+}
+
+}  // namespace
+
+TEST_CASE_FIXTURE(LimitFixture, "the scripts answer exactly as the model") {
+  unsigned seed = 1;
+  for (Algo algo : kAlgos) {
+    CAPTURE(limit::algo_name(algo));
+    cross_check(*this, algo, Rate{50, 1s}, 4, seed++);    // 80 ms windows, 20 ms per cost
+    cross_check(*this, algo, Rate{3, 100ms}, 2, seed++);  // 33.3 µs periods: not whole µs
+    cross_check(*this, algo, Rate{7, 1s}, 1, seed++);     // burst 1: every request waits
+  }
+}
+
+TEST_CASE_FIXTURE(LimitFixture, "a check consumes; a status does not") {
+  for (Algo algo : kAlgos) {
+    CAPTURE(limit::algo_name(algo));
+    std::string key(limit::algo_name(algo));
+    auto p = limit::make_params(algo, Rate{3, 1h}, std::nullopt, 1);
+    auto fresh = limit::status(conn, keys, key, p);
+    CHECK(fresh.allowed);
+    CHECK(fresh.limit == 3);
+    CHECK(fresh.remaining == 3);
+    CHECK(fresh.reset_after_ms == 0);
+    for (int i = 0; i < 5; ++i) CHECK(limit::status(conn, keys, key, p).remaining == 3);
+    CHECK(limit::check(conn, keys, key, p).remaining == 2);
+    CHECK(limit::status(conn, keys, key, p).remaining == 2);
+    CHECK(limit::check(conn, keys, key, p).allowed);
+    CHECK(limit::check(conn, keys, key, p).allowed);
+    auto denied = limit::check(conn, keys, key, p);
+    CHECK_FALSE(denied.allowed);
+    CHECK(denied.remaining == 0);
+    CHECK(denied.retry_after_ms > 0);
+    CHECK(denied.retry_after_ms <= 3'600'000);
+    auto peek = limit::status(conn, keys, key, p);
+    CHECK_FALSE(peek.allowed);
+    CHECK(peek.retry_after_ms > 0);
+  }
+}
+
+TEST_CASE_FIXTURE(LimitFixture, "state lives under one hash tag and expires when idle") {
+  for (Algo algo : kAlgos) {
+    CAPTURE(limit::algo_name(algo));
+    std::string key = "idle-" + std::string(limit::algo_name(algo));
+    auto p = limit::make_params(algo, Rate{20, 1s}, 2, 1);  // empty again within 100 ms
+    auto d = limit::check(conn, keys, key, p);
+    REQUIRE(d.allowed);
+    std::string main = keys.prefix() + "{limit:" + key + "}";
+    CHECK(integer({"EXISTS", main}) == 1);
+    std::int64_t ttl = integer({"PTTL", main});
+    CHECK(ttl > 0);
+    CHECK(ttl <= d.reset_after_ms + 2);
+    if (algo == Algo::kSlidingWindow) {
+      CHECK(integer({"ZCARD", main + ":log"}) == 1);
+      CHECK(integer({"PTTL", main + ":log"}) > 0);
+    }
+    std::this_thread::sleep_for(Millis(d.reset_after_ms + 50));
+    CHECK(integer({"EXISTS", main, main + ":log"}) == 0);
+  }
+}
+
+TEST_CASE_FIXTURE(LimitFixture, "reset deletes the state, whatever the algorithm") {
+  for (Algo algo : kAlgos) {
+    CAPTURE(limit::algo_name(algo));
+    auto p = limit::make_params(algo, Rate{1, 1h}, std::nullopt, 1);
+    CHECK_FALSE(limit::reset(conn, keys, "r"));
+    CHECK(limit::check(conn, keys, "r", p).allowed);
+    CHECK_FALSE(limit::check(conn, keys, "r", p).allowed);
+    CHECK(limit::reset(conn, keys, "r"));
+    CHECK(limit::check(conn, keys, "r", p).allowed);
+    CHECK(limit::reset(conn, keys, "r"));
+  }
+}
+
+TEST_CASE_FIXTURE(LimitFixture, "a key of another type or algorithm is refused, untouched") {
+  std::string main = keys.prefix() + "{limit:taken}";
+  conn.command({"SET", main, "precious"});
+  auto p = limit::make_params(Algo::kGcra, Rate{1, 1s}, std::nullopt, 1);
+  for (Algo algo : kAlgos) {
+    p.algo = algo;
+    try {
+      limit::check(conn, keys, "taken", p);
+      FAIL("expected an error");
+    } catch (const rcoord::Error& e) {
+      CHECK(e.code() == rcoord::kServer);
+      CHECK(std::string(e.what()).find(main) != std::string::npos);
+    }
+  }
+  CHECK_THROWS_AS(limit::reset(conn, keys, "taken"), rcoord::Error);
+  CHECK(rcoord::reply_string(conn.command({"GET", main}).get()) == "precious");
+
+  p.algo = Algo::kGcra;
+  REQUIRE(limit::check(conn, keys, "mine", p).allowed);
+  p.algo = Algo::kSlidingWindow;
+  try {
+    limit::check(conn, keys, "mine", p);
+    FAIL("expected an error");
+  } catch (const rcoord::Error& e) {
+    CHECK(e.code() == rcoord::kServer);
+    CHECK(std::string(e.what()).find("gcra") != std::string::npos);
+  }
+}
+
+TEST_CASE_FIXTURE(LimitFixture, "wait sleeps until its slot, and beyond max-wait takes nothing") {
+  for (Algo algo : kAlgos) {
+    CAPTURE(limit::algo_name(algo));
+    std::string key = "w-" + std::string(limit::algo_name(algo));
+    auto p = limit::make_params(algo, Rate{5, 1s}, 1, 1);  // one per 200 ms
+    REQUIRE(limit::check(conn, keys, key, p).allowed);
+    auto start = std::chrono::steady_clock::now();
+    auto w = limit::wait(conn, keys, key, p, Millis(1000));
+    auto took = std::chrono::steady_clock::now() - start;
+    CHECK(w.decision.allowed);
+    CHECK(took >= 150ms);
+    CHECK(took < 1000ms);
+    CHECK(w.waited_ms >= 150);
+    // the next slot is 200 ms away: a 50 ms wait gives up at once, consuming nothing
+    auto before = limit::status(conn, keys, key, p);
+    start = std::chrono::steady_clock::now();
+    auto no = limit::wait(conn, keys, key, p, Millis(50));
+    CHECK_FALSE(no.decision.allowed);
+    CHECK(std::chrono::steady_clock::now() - start < 50ms);
+    auto after = limit::status(conn, keys, key, p);
+    CHECK(after.retry_after_ms <= before.retry_after_ms);
+  }
+}
+
+TEST_CASE_FIXTURE(LimitFixture, "gcra: another rate for the same key keeps the backlog's time") {
+  auto fast = limit::make_params(Algo::kGcra, Rate{10, 1s}, 10, 1);
+  for (int i = 0; i < 10; ++i) REQUIRE(limit::check(conn, keys, "g", fast).allowed);
+  // a backlog of one second; at 1/s with burst 10 that is one request's worth
+  auto slow = limit::make_params(Algo::kGcra, Rate{1, 1s}, 10, 1);
+  auto s = limit::status(conn, keys, "g", slow);
+  CHECK(s.allowed);
+  CHECK(s.remaining == 9);
+  CHECK(s.reset_after_ms > 900);
+  CHECK(s.reset_after_ms <= 1000);
+}
