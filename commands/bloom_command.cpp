@@ -8,6 +8,7 @@
 #include "bulk_output.hpp"
 #include "errors.hpp"
 #include "items.hpp"
+#include "watch.hpp"
 
 namespace rcoord::bloom {
 namespace {
@@ -116,6 +117,7 @@ struct BloomArgs {
   double error_rate = 0;
   std::uint32_t expansion = bloom::kDefaultExpansion;
   bool nonscaling = false;
+  std::string watch;
 };
 
 std::string quote_item(const std::string& item) {
@@ -200,10 +202,12 @@ int run_test(Context& ctx, const BloomArgs& a) {
 }
 
 int run_info(Context& ctx, const BloomArgs& a) {
-  auto r = bloom::info(ctx.conn(), ctx.keys(), a.name);
-  ctx.out().emit(r);
-  if (!r.exists) ctx.out().note(fmt::format("rcoord: no bloom filter '{}'", a.name));
-  return r.exists ? kYes : kNo;
+  return run_watched(ctx, a.watch, [&] {
+    auto r = bloom::info(ctx.conn(), ctx.keys(), a.name);
+    ctx.out().emit(r);
+    if (!r.exists) ctx.out().note(fmt::format("rcoord: no bloom filter '{}'", a.name));
+    return r.exists ? kYes : kNo;
+  });
 }
 
 template <typename Args, typename Fn>
@@ -296,6 +300,7 @@ void add_bloom(CLI::App& app, Context& ctx) {
   auto inf = std::make_shared<BloomArgs>();
   auto* i = bloom->add_subcommand("info", "Show size, items, layers and the real fill ratio");
   i->add_option("name", inf->name, "Filter name")->required();
+  add_watch_option(i, inf->watch);
   i->footer("Example: rcoord bloom info crawled --json");
   on_parse(i, ctx, inf, run_info);
 }

@@ -4,6 +4,7 @@
 
 #include "errors.hpp"
 #include "signals.hpp"
+#include "watch.hpp"
 
 namespace rcoord::limit {
 
@@ -45,6 +46,7 @@ struct LimitArgs {
   std::int64_t cost = 1;
   std::string algo = "gcra";
   std::string max_wait = "forever";
+  std::string watch;
 };
 
 limit::Params params_of(const LimitArgs& a) {
@@ -86,9 +88,11 @@ int run_check(Context& ctx, const LimitArgs& a) {
 
 int run_status(Context& ctx, const LimitArgs& a) {
   auto p = params_of(a);
-  auto d = limit::status(ctx.conn(), ctx.keys(), a.key, p);
-  ctx.out().emit(d);
-  return d.allowed ? kYes : kNo;
+  return run_watched(ctx, a.watch, [&] {
+    auto d = limit::status(ctx.conn(), ctx.keys(), a.key, p);
+    ctx.out().emit(d);
+    return d.allowed ? kYes : kNo;
+  });
 }
 
 int run_wait(Context& ctx, const LimitArgs& a) {
@@ -165,6 +169,7 @@ void add_limit(CLI::App& app, Context& ctx) {
   auto st = std::make_shared<LimitArgs>();
   auto* s = limit->add_subcommand("status", "Show what is left now, without consuming");
   add_shape(s, *st);
+  add_watch_option(s, st->watch);
   s->footer("Example: rcoord limit status deploys --rate 5/h");
   on_parse(s, ctx, st, run_status);
 

@@ -9,6 +9,7 @@
 #include "signals.hpp"
 #include "supervise.hpp"
 #include "token.hpp"
+#include "watch.hpp"
 
 namespace rcoord::lock {
 
@@ -69,6 +70,7 @@ struct LockArgs {
   int conflict_exit_code = kNo;
   std::string kill_grace = "10s";
   std::string min_hold;
+  std::string watch;
   std::vector<std::string> command;
 };
 
@@ -123,9 +125,11 @@ int run_extend(Context& ctx, const LockArgs& a) {
 }
 
 int run_status(Context& ctx, const LockArgs& a) {
-  auto r = lock::status(ctx.conn(), ctx.keys(), a.name);
-  ctx.out().emit(r);
-  return r.held ? kYes : kNo;
+  return run_watched(ctx, a.watch, [&] {
+    auto r = lock::status(ctx.conn(), ctx.keys(), a.name);
+    ctx.out().emit(r);
+    return r.held ? kYes : kNo;
+  });
 }
 
 int run_break(Context& ctx, const LockArgs& a) {
@@ -235,6 +239,7 @@ void add_lock(CLI::App& app, Context& ctx) {
   auto st = std::make_shared<LockArgs>();
   auto* s = lock->add_subcommand("status", "Show the holder, remaining TTL and fence");
   add_name(s, *st);
+  add_watch_option(s, st->watch);
   s->footer("Example: rcoord lock status deploy --json");
   on_parse(s, ctx, st, run_status);
 

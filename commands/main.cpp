@@ -88,14 +88,10 @@ struct Command {
   void (*add)(CLI::App&, rcoord::cmd::Context&);
 };
 constexpr Command kCommands[] = {
-    {"bloom", rcoord::cmd::add_bloom},
-    {"complete", rcoord::cmd::add_complete},
-    {"doctor", rcoord::cmd::add_doctor},
-    {"lock", rcoord::cmd::add_lock},
-    {"limit", rcoord::cmd::add_limit},
-    {"pf", rcoord::cmd::add_pf},
-    {"ping", rcoord::cmd::add_ops},
-    {"sem", rcoord::cmd::add_sem},
+    {"bloom", rcoord::cmd::add_bloom},   {"complete", rcoord::cmd::add_complete},
+    {"doctor", rcoord::cmd::add_doctor}, {"lock", rcoord::cmd::add_lock},
+    {"limit", rcoord::cmd::add_limit},   {"pf", rcoord::cmd::add_pf},
+    {"ping", rcoord::cmd::add_ops},      {"sem", rcoord::cmd::add_sem},
 };
 
 // Global options that take a value in the next argument (`-p 6379`).

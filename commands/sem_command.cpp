@@ -5,6 +5,7 @@
 #include "errors.hpp"
 #include "hold.hpp"
 #include "token.hpp"
+#include "watch.hpp"
 
 namespace rcoord::semaphore {
 
@@ -64,6 +65,7 @@ struct SemArgs {
   std::string token;
   int conflict_exit_code = kNo;
   std::string kill_grace = "10s";
+  std::string watch;
   std::vector<std::string> command;
 };
 
@@ -128,9 +130,11 @@ int run_refresh(Context& ctx, const SemArgs& a) {
 }
 
 int run_status(Context& ctx, const SemArgs& a) {
-  auto r = semaphore::status(ctx.conn(), ctx.keys(), a.name);
-  ctx.out().emit(r);
-  return r.holders.empty() ? kNo : kYes;
+  return run_watched(ctx, a.watch, [&] {
+    auto r = semaphore::status(ctx.conn(), ctx.keys(), a.name);
+    ctx.out().emit(r);
+    return r.holders.empty() ? kNo : kYes;
+  });
 }
 
 int run_run(Context& ctx, const SemArgs& a) {
@@ -220,6 +224,7 @@ void add_sem(CLI::App& app, Context& ctx) {
   auto st = std::make_shared<SemArgs>();
   auto* s = sem->add_subcommand("status", "Show the holders, their permits and leases");
   s->add_option("name", st->name, "Semaphore name")->required();
+  add_watch_option(s, st->watch);
   s->footer("Example: rcoord sem status encoders --json");
   on_parse(s, ctx, st, run_status);
 

@@ -52,21 +52,6 @@ Decision to_decision(const Raw& raw) {
           ceil_ms(raw.reset_after_us)};
 }
 
-// Sleeps until `deadline` on the monotonic clock. False when a managed signal ended it early
-// (only once signals::install() ran; before that, signals act as usual).
-bool sleep_until(Clock::time_point deadline) {
-  for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - Clock::now());
-    if (left.count() <= 0) return true;
-    timespec ts{static_cast<time_t>(left.count() / 1'000'000'000),
-                static_cast<long>(left.count() % 1'000'000'000)};
-    int n = ppoll(nullptr, 0, &ts, signals::wait_mask());
-    if (n < 0 && errno == EINTR && signals::wait_mask() != nullptr && signals::pending() != 0) {
-      return false;
-    }
-  }
-}
-
 }  // namespace
 
 std::optional<Algo> parse_algo(std::string_view name) {
@@ -195,7 +180,7 @@ Waited wait(Connection& conn, const Keys& keys, std::string_view key, const Para
   // Sleep from the reply on: the server decided before it answered, so we are never early.
   auto replied = Clock::now();
   if (raw.allowed && raw.wait_us > 0 &&
-      !sleep_until(replied + std::chrono::microseconds(raw.wait_us))) {
+      !signals::sleep_until(replied + std::chrono::microseconds(raw.wait_us))) {
     signals::Uninterruptible quiet;
     bool given_back = false;
     try {

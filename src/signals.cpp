@@ -1,6 +1,9 @@
 #include "signals.hpp"
 
+#include <poll.h>
+
 #include <atomic>
+#include <cerrno>
 
 namespace rcoord::signals {
 namespace {
@@ -58,6 +61,18 @@ void install() {
 }
 
 int pending() { return g_pending; }
+
+bool sleep_until(std::chrono::steady_clock::time_point deadline) {
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return true;
+    timespec ts{static_cast<time_t>(left.count() / 1'000'000'000),
+                static_cast<long>(left.count() % 1'000'000'000)};
+    int n = ppoll(nullptr, 0, &ts, wait_mask());
+    if (n < 0 && errno == EINTR && wait_mask() != nullptr && pending() != 0) return false;
+  }
+}
 
 void restore_for_child() {
   for (int s : kManaged) {

@@ -6,6 +6,7 @@
 /// rcoord waits for a lock interrupts the wait at once, with no race between checking the
 /// flag and sleeping. A supervisor collects them synchronously with sigtimedwait().
 
+#include <chrono>
 #include <csignal>
 
 namespace rcoord::signals {
@@ -23,6 +24,10 @@ int pending();
 
 /// Records a signal taken synchronously (sigtimedwait), so pending() reports it.
 void record(int signo);
+
+/// Sleeps until `deadline` on the monotonic clock. False when a managed signal ended it
+/// early (only once install() ran; before that, signals act as usual).
+bool sleep_until(std::chrono::steady_clock::time_point deadline);
 
 /// The mask to pass to ppoll(): unblocks the signals while interruptible, else keeps them
 /// blocked. nullptr before install() (the current mask stays).

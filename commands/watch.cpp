@@ -1,0 +1,42 @@
+#include "watch.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "duration.hpp"
+#include "errors.hpp"
+#include "signals.hpp"
+
+namespace rcoord::cmd {
+
+void add_watch_option(CLI::App* verb, std::string& watch) {
+  verb->add_option("--watch", watch, "Show it again every DUR until interrupted (Ctrl-C)")
+      ->type_name("DURATION")
+      ->check(kDurationCheck);
+}
+
+int run_watched(Context& ctx, const std::string& watch, const std::function<int()>& once) {
+  if (watch.empty()) return once();
+  Millis every = duration_or_throw("--watch", watch);
+  if (every.count() <= 0) throw Error(kUsage, "--watch must be positive", "use e.g. --watch 1s");
+  const bool redraw = isatty(STDOUT_FILENO) != 0 && !ctx.out().quiet();
+  signals::install();
+  for (;;) {
+    auto next = std::chrono::steady_clock::now() + every;
+    if (redraw) {
+      std::fputs("\033[H\033[2J", stdout);  // home, clear: redraw in place
+    }
+    try {
+      once();
+    } catch (const Error& e) {
+      if (e.code() == kInterrupted) return 0;
+      throw;
+    }
+    std::fflush(stdout);
+    if (!signals::sleep_until(next)) return 0;
+  }
+}
+
+}  // namespace rcoord::cmd
