@@ -12,6 +12,7 @@
 #include "errors.hpp"
 #include "lock_command.hpp"
 #include "ops_command.hpp"
+#include "queue_command.hpp"
 #include "signals.hpp"
 
 namespace {
@@ -85,6 +86,7 @@ struct Command {
 constexpr Command kCommands[] = {
     {"lock", rcoord::cmd::add_lock},
     {"ping", rcoord::cmd::add_ops},
+    {"queue", rcoord::cmd::add_queue},
 };
 
 // Global options that take a value in the next argument (`-p 6379`).
