@@ -7,7 +7,9 @@ _rcoord_global_opts='-u --url --password-file --timeout --prefix -o --output --j
 
 # Options (global or per verb) that take a value in the next word.
 _rcoord_opts_with_arg='-u --url --password-file --timeout --prefix -o --output --config -h -p -n
-  -a --pass --user -s --ttl --wait --token -E --conflict-exit-code --kill-grace --min-hold'
+  -a --pass --user -s --ttl --wait --token -E --conflict-exit-code --kill-grace --min-hold
+  --delay --file --count --ack-timeout --max-attempts --attempt --max-messages --idle-exit
+  --retry-delay'
 
 _rcoord_takes_arg() {
   local o
@@ -29,6 +31,19 @@ _rcoord_verb_opts() {
     release) echo '--token' ;;
     extend) echo '--token --ttl' ;;
     run) echo '--ttl --wait --token -E --conflict-exit-code --kill-grace --min-hold --' ;;
+  esac
+}
+
+# Options of each queue verb.
+_rcoord_queue_verb_opts() {
+  case $1 in
+    push) echo '-0 --null --file --delay --' ;;
+    pop) echo '--wait --count --lifo --ack-timeout --max-attempts -0 --null' ;;
+    ack) echo '--attempt' ;;
+    nack) echo '--delay --attempt' ;;
+    consume) echo '--ack-timeout --max-attempts --max-messages --idle-exit --retry-delay --kill-grace --' ;;
+    peek | dead) echo '--count -0 --null' ;;
+    purge) echo '--dead' ;;
   esac
 }
 
@@ -64,7 +79,7 @@ _rcoord() {
     fi
     if [[ -z $command ]]; then
       command=$word
-    elif [[ $command == lock && -z $verb ]]; then
+    elif [[ ($command == lock || $command == queue) && -z $verb ]]; then
       verb=$word
     else
       ((nargs++))
@@ -128,7 +143,7 @@ _rcoord() {
       _rcoord_reply '500ms 1s 2s 5s 10s' "$cur"
       return 0
       ;;
-    --ttl | --kill-grace | --min-hold)
+    --ttl | --kill-grace | --min-hold | --delay | --ack-timeout | --idle-exit | --retry-delay)
       _rcoord_reply '10s 30s 1m 5m 10m 1h' "$cur"
       return 0
       ;;
@@ -140,7 +155,12 @@ _rcoord() {
       _rcoord_reply '0 1 75' "$cur"
       return 0
       ;;
-    -a | --pass | --user | --prefix | --token)
+    --file)
+      mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+      compopt -o filenames 2>/dev/null
+      return 0
+      ;;
+    -a | --pass | --user | --prefix | --token | --count | --max-attempts | --attempt | --max-messages)
       return 0
       ;;
   esac
@@ -148,14 +168,17 @@ _rcoord() {
   if [[ $cur == -* ]]; then
     local opts=$_rcoord_global_opts
     [[ $command == lock && -n $verb ]] && opts="$opts $(_rcoord_verb_opts "$verb")"
+    [[ $command == queue && -n $verb ]] && opts="$opts $(_rcoord_queue_verb_opts "$verb")"
     _rcoord_reply "$opts" "$cur"
     return 0
   fi
 
   if [[ -z $command ]]; then
-    _rcoord_reply 'lock ping' "$cur"
+    _rcoord_reply 'lock ping queue' "$cur"
   elif [[ $command == lock && -z $verb ]]; then
     _rcoord_reply 'acquire release extend status break run' "$cur"
+  elif [[ $command == queue && -z $verb ]]; then
+    _rcoord_reply 'push pop ack nack consume len peek stats dead replay purge' "$cur"
   fi
   return 0
 }

@@ -14,7 +14,7 @@ function __rcoord_args
         switch $t
             case --
                 return
-            case -u --url --password-file --timeout --prefix -o --output --config -h -p -n -a --pass --user -s --ttl --wait --token -E --conflict-exit-code --kill-grace --min-hold
+            case -u --url --password-file --timeout --prefix -o --output --config -h -p -n -a --pass --user -s --ttl --wait --token -E --conflict-exit-code --kill-grace --min-hold --delay --file --count --ack-timeout --max-attempts --attempt --max-messages --idle-exit --retry-delay
                 set skip 1
             case '-*'
             case '*'
@@ -35,12 +35,28 @@ function __rcoord_needs_lock_verb
     test (count $args) -eq 1; and test "$args[1]" = lock
 end
 
-# True when completing the command that `lock run NAME --` will run.
+# True when the command is `queue` and no verb has been given yet.
+function __rcoord_needs_queue_verb
+    set -l args (__rcoord_args)
+    test (count $args) -eq 1; and test "$args[1]" = queue
+end
+
+# True when the command is `queue VERB` (VERB one of the arguments).
+function __rcoord_queue_verb
+    set -l args (__rcoord_args)
+    test "$args[1]" = queue; and contains -- "$args[2]" $argv
+end
+
+# True when completing the command that `lock run NAME --` or `queue consume Q --` will run.
 function __rcoord_in_child_command
     set -l tokens (commandline -opc)
     contains -- -- $tokens; or return 1
     set -l args (__rcoord_args)
-    test "$args[1]" = lock; and test "$args[2]" = run
+    begin
+        test "$args[1]" = lock; and test "$args[2]" = run
+    end; or begin
+        test "$args[1]" = queue; and test "$args[2]" = consume
+    end
 end
 
 # Completes the child's command line as if it were typed on its own.
@@ -110,3 +126,34 @@ complete -c rcoord -n $run -s E -l conflict-exit-code -x -a '0 1 75' -d 'Exit co
 complete -c rcoord -n $run -l kill-grace -x -a '1s 5s 10s 30s' -d 'On loss, SIGKILL this long after SIGTERM (default 10s)'
 complete -c rcoord -n $run -l min-hold -x -a '1m 5m 10m 15m 1h' -d 'Keep the lock until DUR after acquisition'
 complete -c rcoord -n __rcoord_in_child_command -x -a '(__rcoord_complete_child)'
+
+# queue
+complete -c rcoord -n __rcoord_needs_command -a queue -d 'Reliable queues: push, pop, ack, dead letters'
+complete -c rcoord -n __rcoord_needs_queue_verb -a push -d 'Push messages (arguments, or stdin one per line)'
+complete -c rcoord -n __rcoord_needs_queue_verb -a pop -d 'Take messages (at most once, or leased with --ack-timeout)'
+complete -c rcoord -n __rcoord_needs_queue_verb -a ack -d 'Confirm a leased message: it is deleted'
+complete -c rcoord -n __rcoord_needs_queue_verb -a nack -d 'Give a leased message back: ready again, or dead'
+complete -c rcoord -n __rcoord_needs_queue_verb -a consume -d 'Run a command for each message, with it on stdin'
+complete -c rcoord -n __rcoord_needs_queue_verb -a len -d 'Print how many messages wait (ready + delayed)'
+complete -c rcoord -n __rcoord_needs_queue_verb -a peek -d 'Show the next ready messages without taking them'
+complete -c rcoord -n __rcoord_needs_queue_verb -a stats -d 'Count ready, delayed, in-flight and dead messages'
+complete -c rcoord -n __rcoord_needs_queue_verb -a dead -d 'List dead messages'
+complete -c rcoord -n __rcoord_needs_queue_verb -a replay -d 'Put dead messages back on the queue'
+complete -c rcoord -n __rcoord_needs_queue_verb -a purge -d 'Delete waiting messages, or with --dead the dead ones'
+
+set -l qnul '__rcoord_queue_verb push pop peek dead'
+complete -c rcoord -n $qnul -s 0 -l null -d 'Messages end with NUL instead of newline'
+complete -c rcoord -n '__rcoord_queue_verb push' -l file -r -F -d 'Push the whole of FILE as one message (- is stdin)'
+complete -c rcoord -n '__rcoord_queue_verb push nack' -l delay -x -a '10s 30s 1m 5m 10m 1h' -d 'Ready only after DUR'
+complete -c rcoord -n '__rcoord_queue_verb pop' -l wait -x -a 'forever 10s 30s 1m 5m 10m' -d 'Wait up to DUR (or forever) for a message'
+complete -c rcoord -n '__rcoord_queue_verb pop peek dead' -l count -x -d 'At most N messages'
+complete -c rcoord -n '__rcoord_queue_verb pop' -l lifo -d 'Newest first'
+complete -c rcoord -n '__rcoord_queue_verb pop consume; and not __rcoord_in_child_command' -l ack-timeout -x -a '30s 1m 5m 10m' -d 'Lease per message; ack in time or it is delivered again'
+complete -c rcoord -n '__rcoord_queue_verb pop consume; and not __rcoord_in_child_command' -l max-attempts -x -a '3 5 10' -d 'Deliver a message at most N times, then it is dead'
+complete -c rcoord -n '__rcoord_queue_verb ack nack' -l attempt -x -d "Only if the lease is still that delivery's"
+set -l qconsume '__rcoord_queue_verb consume; and not __rcoord_in_child_command'
+complete -c rcoord -n $qconsume -l max-messages -x -d 'Exit after N messages'
+complete -c rcoord -n $qconsume -l idle-exit -x -a '10s 1m 5m' -d 'Exit 0 when no message came for DUR'
+complete -c rcoord -n $qconsume -l retry-delay -x -a '10s 30s 1m 5m' -d 'A failed message is ready again only after DUR'
+complete -c rcoord -n $qconsume -l kill-grace -x -a '1s 5s 10s 30s' -d 'On lease loss, SIGKILL this long after SIGTERM'
+complete -c rcoord -n '__rcoord_queue_verb purge' -l dead -d 'Delete the dead messages instead'

@@ -239,3 +239,15 @@ expect 2 "$RCOORD" queue ack jobs
 expect 0 "$RCOORD" -q queue push jobs m
 assert_eq "$OUT" ""
 pass "wrong key type exit 4 (untouched), usage errors exit 2, -q"
+
+# --- bash completion knows the queue verbs and their options ----------------------------------
+complete_words() {
+  bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1));
+           COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}; _rcoord; echo "${COMPREPLY[*]}"' \
+    _ "${RCOORD_SOURCE_DIR:?}/completions/rcoord.bash" "$@"
+}
+assert_contains "$(complete_words rcoord qu)" queue "rcoord qu<TAB>"
+assert_contains "$(complete_words rcoord queue con)" consume "rcoord queue con<TAB>"
+assert_contains "$(complete_words rcoord queue consume q --idle)" --idle-exit "consume --idle<TAB>"
+assert_contains "$(complete_words rcoord queue pop q --ack)" --ack-timeout "pop --ack<TAB>"
+pass "bash completion completes queue verbs and options"
