@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -365,6 +367,34 @@ bool stop_requested() {
   return false;
 }
 
+// A command that cannot be run would fail every message until all of them are dead: check it
+// the way execvp will look for it, before taking any.
+void check_runnable(const std::string& command) {
+  auto runnable = [](const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+           ::access(path.c_str(), X_OK) == 0;
+  };
+  bool found = false;
+  if (command.find('/') != std::string::npos) {
+    found = runnable(command);
+  } else {
+    const char* path = std::getenv("PATH");
+    std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+    std::size_t start = 0;
+    while (!found && start <= dirs.size()) {
+      std::size_t end = std::min(dirs.find(':', start), dirs.size());
+      std::string dir = dirs.substr(start, end - start);
+      found = runnable((dir.empty() ? "." : dir) + "/" + command);
+      start = end + 1;
+    }
+  }
+  if (!found) {
+    throw Error(kUsage, fmt::format("cannot run '{}': no such executable", command),
+                "check the command and PATH; no message was taken");
+  }
+}
+
 // After the command: ack on 0, nack otherwise. Must finish even when a signal comes.
 void settle(Context& ctx, const QueueArgs& a, const queue::Message& m, int exit_code,
             Millis retry_delay) {
@@ -397,6 +427,7 @@ int run_consume(Context& ctx, const QueueArgs& a) {
   Millis kill_grace = duration_or_throw("--kill-grace", a.kill_grace);
   Millis retry_delay = optional_duration("--retry-delay", a.retry_delay);
   if (a.max_messages < 0) throw Error(kUsage, "--max-messages must be positive", "use e.g. 100");
+  check_runnable(a.command.front());
   queue::PopOptions o;
   o.ack_timeout = ack_timeout;
   o.max_attempts = a.max_attempts;

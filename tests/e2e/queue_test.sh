@@ -233,6 +233,12 @@ expect 2 "$RCOORD" queue pop jobs --ack-timeout soon
 assert_contains "$ERR" "soon"
 expect 2 "$RCOORD" queue push "" m
 expect 2 "$RCOORD" queue consume jobs
+"$RCOORD" queue push typo m >/dev/null
+expect 2 "$RCOORD" queue consume typo -- /nonexistent/handler
+assert_contains "$ERR" "cannot run '/nonexistent/handler'"
+expect 2 "$RCOORD" queue consume typo -- no-such-command-anywhere
+expect 0 "$RCOORD" queue stats typo
+assert_eq "$OUT" $'ready: 1\ndelayed: 0\nin_flight: 0\ndead: 0' "no message taken for a bad command"
 expect 2 "$RCOORD" queue push jobs m --file "$TEST_TMP/small.bin"
 expect 2 "$RCOORD" queue push jobs --file "$TEST_TMP/missing"
 expect 2 "$RCOORD" queue ack jobs
