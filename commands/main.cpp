@@ -15,6 +15,7 @@
 #include "limit_command.hpp"
 #include "lock_command.hpp"
 #include "ops_command.hpp"
+#include "queue_command.hpp"
 #include "sem_command.hpp"
 #include "signals.hpp"
 
@@ -92,6 +93,7 @@ constexpr Command kCommands[] = {
     {"doctor", rcoord::cmd::add_doctor}, {"lock", rcoord::cmd::add_lock},
     {"limit", rcoord::cmd::add_limit},   {"pf", rcoord::cmd::add_pf},
     {"ping", rcoord::cmd::add_ops},      {"sem", rcoord::cmd::add_sem},
+    {"queue", rcoord::cmd::add_queue},
 };
 
 // Global options that take a value in the next argument (`-p 6379`).

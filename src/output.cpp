@@ -47,6 +47,12 @@ void Printer::write_text(std::string_view text) {
   std::fflush(stdout);
 }
 
+void Printer::write_raw(std::string_view bytes) {
+  if (quiet_ || bytes.empty()) return;
+  std::fwrite(bytes.data(), 1, bytes.size(), stdout);
+  std::fflush(stdout);
+}
+
 void Printer::note(std::string_view line) {
   if (quiet_ || format_ == Format::kJson) return;
   write_stderr("\033[33m", line);

@@ -41,6 +41,9 @@ class Printer {
   void write_json(const nlohmann::ordered_json& j);
   /// Text as is (a trailing newline is added when missing). Nothing for empty text.
   void write_text(std::string_view text);
+  /// Bytes exactly as given, nothing added (binary records that end in NUL, e.g. `-0`
+  /// output). Nothing with -q.
+  void write_raw(std::string_view bytes);
 
   /// A "no" answer or a note for the human at the terminal: one line on stderr, text mode only
   /// (in JSON mode the result object already says it), never with -q.

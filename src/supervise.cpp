@@ -54,6 +54,10 @@ class TerminalHandover {
   setpgid(0, 0);
   signal(SIGCHLD, SIG_DFL);
   signals::restore_for_child();
+  if (opts.stdin_fd >= 0 && opts.stdin_fd != STDIN_FILENO) {
+    if (dup2(opts.stdin_fd, STDIN_FILENO) < 0) _exit(126);
+    close(opts.stdin_fd);
+  }
   for (const auto& [key, value] : opts.env) setenv(key.c_str(), value.c_str(), 1);
   std::vector<char*> argv;
   argv.reserve(opts.command.size() + 1);
@@ -119,8 +123,10 @@ class Supervisor {
   }
 
   void forward(int sig) {
-    result_.forwarded_signal = sig;
     signals::record(sig);
+    // Graceful: the first signal asks rcoord to stop after this child; the next one is for it.
+    if (opts_.graceful && ++signals_held_ == 1) return;
+    result_.forwarded_signal = sig;
     kill(-child_, sig);
   }
 
@@ -173,6 +179,7 @@ class Supervisor {
   Clock::time_point lease_end_;
   Clock::time_point next_renewal_;
   std::optional<Clock::time_point> kill_deadline_;
+  int signals_held_ = 0;
   SuperviseResult result_;
 };
 
@@ -198,7 +205,8 @@ SuperviseResult supervise(const SuperviseOptions& opts, Lease& lease) {
   }
   if (child == 0) exec_child(opts);
   setpgid(child, child);  // both sides set it, so neither races the other
-  TerminalHandover terminal(child);
+  std::optional<TerminalHandover> terminal;
+  if (!opts.graceful) terminal.emplace(child);
   Supervisor supervisor(opts, lease);
   return supervisor.run(child);
 }

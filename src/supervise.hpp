@@ -25,6 +25,14 @@ struct SuperviseOptions {
   std::vector<std::string> command;                      ///< argv; no shell
   std::vector<std::pair<std::string, std::string>> env;  ///< added to the child's environment
   Millis kill_grace{10'000};                             ///< SIGTERM → SIGKILL delay on loss
+  /// When >= 0, the child's standard input (dup2'ed onto fd 0 before exec; not closed by
+  /// supervise). Otherwise the child inherits rcoord's.
+  int stdin_fd = -1;
+  /// Graceful mode, for commands that are one of many (`queue consume`): the child stays in
+  /// the background (no terminal handover), and the first termination signal rcoord receives
+  /// is only recorded (signals::pending()), so the child can finish its work; a second one
+  /// is forwarded as usual.
+  bool graceful = false;
 };
 
 struct SuperviseResult {

@@ -1,0 +1,653 @@
+#include "queue_command.hpp"
+
+#include <fmt/format.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "errors.hpp"
+#include "items.hpp"
+#include "signals.hpp"
+#include "supervise.hpp"
+
+namespace rcoord::queue {
+
+std::string base64(std::string_view bytes) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  auto at = [&](std::size_t k) {
+    return static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[k]));
+  };
+  for (; i + 2 < bytes.size(); i += 3) {
+    std::uint32_t v = at(i) << 16 | at(i + 1) << 8 | at(i + 2);
+    out += kAlphabet[v >> 18 & 63];
+    out += kAlphabet[v >> 12 & 63];
+    out += kAlphabet[v >> 6 & 63];
+    out += kAlphabet[v & 63];
+  }
+  if (i + 1 == bytes.size()) {
+    std::uint32_t v = at(i) << 16;
+    out += kAlphabet[v >> 18 & 63];
+    out += kAlphabet[v >> 12 & 63];
+    out += "==";
+  } else if (i + 2 == bytes.size()) {
+    std::uint32_t v = at(i) << 16 | at(i + 1) << 8;
+    out += kAlphabet[v >> 18 & 63];
+    out += kAlphabet[v >> 12 & 63];
+    out += kAlphabet[v >> 6 & 63];
+    out += '=';
+  }
+  return out;
+}
+
+namespace {
+
+// The JSON printer's own verdict, so "valid" means exactly what it will print unchanged.
+bool valid_utf8(const std::string& bytes) {
+  try {
+    (void)nlohmann::ordered_json(bytes).dump();
+    return true;
+  } catch (const nlohmann::ordered_json::type_error&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+void to_json(nlohmann::ordered_json& j, const Message& m) {
+  j = {{"id", m.id}, {"message", m.message}};
+  if (!valid_utf8(m.message)) j["message_base64"] = base64(m.message);
+  j["attempt"] = m.attempt;
+}
+
+std::string to_records(const std::vector<Message>& messages, RecordStyle style) {
+  std::string out;
+  for (const auto& m : messages) {
+    if (style.header) out += fmt::format("{} {} {}\n", m.id, m.attempt, m.message.size());
+    out += m.message;
+    out += style.terminator;
+  }
+  return out;
+}
+
+void to_json(nlohmann::ordered_json& j, const Pushed& r) {
+  j = {{"name", r.name}, {"pushed", r.pushed}, {"length", r.length}};
+}
+std::string to_text(const Pushed& r) { return std::to_string(r.length); }
+
+void to_json(nlohmann::ordered_json& j, const Length& r) {
+  j = {{"name", r.name}, {"length", r.length}};
+}
+std::string to_text(const Length& r) { return std::to_string(r.length); }
+
+void to_json(nlohmann::ordered_json& j, const Acked& r) {
+  j = {{"acked", r.acked}, {"name", r.name}, {"id", r.id}};
+}
+std::string to_text(const Acked& r) { return r.acked ? "acked" : ""; }
+
+std::string state_name(NackState s) {
+  switch (s) {
+    case NackState::kReady:
+      return "ready";
+    case NackState::kDelayed:
+      return "delayed";
+    case NackState::kDead:
+      return "dead";
+    case NackState::kNotInFlight:
+      break;
+  }
+  return "";
+}
+
+void to_json(nlohmann::ordered_json& j, const Nacked& r) {
+  j = {{"nacked", r.state != NackState::kNotInFlight},
+       {"name", r.name},
+       {"id", r.id},
+       {"state", state_name(r.state)}};
+}
+std::string to_text(const Nacked& r) { return state_name(r.state); }
+
+void to_json(nlohmann::ordered_json& j, const Stats& r) {
+  j = {{"ready", r.ready}, {"delayed", r.delayed}, {"in_flight", r.in_flight}, {"dead", r.dead}};
+}
+std::string to_text(const Stats& r) {
+  return fmt::format("ready: {}\ndelayed: {}\nin_flight: {}\ndead: {}\n", r.ready, r.delayed,
+                     r.in_flight, r.dead);
+}
+
+void to_json(nlohmann::ordered_json& j, const Counted& r) {
+  j = {{"name", r.name}, {r.verb, r.count}};
+}
+std::string to_text(const Counted& r) { return std::to_string(r.count); }
+
+}  // namespace rcoord::queue
+
+namespace rcoord::cmd {
+namespace {
+
+struct QueueArgs {
+  std::string name;
+  std::vector<std::string> items;  // messages (push) or ids (replay)
+  std::vector<std::string> files;
+  bool nul = false;
+  std::string delay;
+  std::string wait;  // empty: try once
+  std::int64_t count = 1;
+  bool count_given = false;
+  bool lifo = false;
+  std::string ack_timeout;
+  std::int64_t max_attempts = 5;
+  std::string id;
+  std::int64_t attempt = 0;
+  bool dead = false;
+  std::int64_t max_messages = 0;
+  std::string idle_exit;
+  std::string retry_delay;
+  std::string kill_grace = "10s";
+  std::vector<std::string> command;
+};
+
+Millis optional_duration(std::string_view option, const std::string& text) {
+  return text.empty() ? Millis(0) : duration_or_throw(option, text);
+}
+
+// Messages to stdout: JSON Lines, or byte-exact text records.
+void print_messages(Context& ctx, const std::vector<queue::Message>& messages,
+                    queue::RecordStyle style) {
+  if (ctx.out().json()) {
+    if (ctx.out().quiet()) return;
+    for (const auto& m : messages) {
+      nlohmann::ordered_json j;
+      queue::to_json(j, m);
+      ctx.out().write_json(j);
+    }
+    return;
+  }
+  ctx.out().write_raw(queue::to_records(messages, style));
+}
+
+std::string read_file(const std::string& path) {
+  if (path == "-") {
+    std::string all;
+    char buf[65536];
+    for (;;) {
+      ssize_t n = ::read(STDIN_FILENO, buf, sizeof(buf));
+      if (n > 0) {
+        all.append(buf, static_cast<std::size_t>(n));
+      } else if (n == 0) {
+        return all;
+      } else if (errno != EINTR) {
+        throw Error(kUsage, fmt::format("cannot read stdin: {}", std::strerror(errno)),
+                    "check what is piped into rcoord");
+      }
+    }
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw Error(kUsage, fmt::format("cannot read --file '{}': {}", path, std::strerror(errno)),
+                "check the path");
+  }
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+int run_push(Context& ctx, const QueueArgs& a) {
+  Millis delay = optional_duration("--delay", a.delay);
+  queue::Pushed r{a.name, 0, -1};
+  auto push = [&](const std::vector<std::string>& batch) {
+    r.length = queue::push(ctx.conn(), ctx.keys(), a.name, batch, delay);
+    r.pushed += static_cast<std::int64_t>(batch.size());
+  };
+  if (!a.files.empty()) {
+    if (!a.items.empty()) {
+      throw Error(kUsage, "give messages as arguments or with --file, not both",
+                  "use one --file per message");
+    }
+    for (const auto& f : a.files) push({read_file(f)});
+  } else {
+    for_each_batch(ItemSource{a.items, a.nul}, 256, push);
+  }
+  if (r.length < 0) push({});  // empty input: report the length anyway
+  ctx.out().emit(r);
+  return kYes;
+}
+
+int run_pop(Context& ctx, const QueueArgs& a) {
+  queue::PopOptions o;
+  o.count = a.count;
+  o.lifo = a.lifo;
+  if (!a.wait.empty()) o.wait = wait_or_throw("--wait", a.wait);
+  if (!a.ack_timeout.empty()) o.ack_timeout = duration_or_throw("--ack-timeout", a.ack_timeout);
+  o.max_attempts = a.max_attempts;
+  if (o.wait) signals::install();  // Ctrl-C ends the wait; nothing is taken then
+  auto r = queue::pop(ctx.conn(), ctx.keys(), a.name, o);
+  if (r.messages.empty()) {
+    ctx.out().note(o.wait ? fmt::format("rcoord: no message arrived in queue '{}'", a.name)
+                          : fmt::format("rcoord: queue '{}' is empty", a.name));
+    return kNo;
+  }
+  print_messages(ctx, r.messages, {o.ack_timeout.has_value(), a.nul ? '\0' : '\n'});
+  return kYes;
+}
+
+int run_ack(Context& ctx, const QueueArgs& a) {
+  queue::Acked r{queue::ack(ctx.conn(), ctx.keys(), a.name, a.id, a.attempt), a.name, a.id};
+  ctx.out().emit(r);
+  if (!r.acked) {
+    ctx.out().note(fmt::format(
+        "rcoord: message {} is not in flight in queue '{}' (acked already, or its lease ran out)",
+        a.id, a.name));
+  }
+  return r.acked ? kYes : kNo;
+}
+
+int run_nack(Context& ctx, const QueueArgs& a) {
+  queue::NackOptions o{optional_duration("--delay", a.delay), a.attempt, false};
+  queue::Nacked r{a.name, a.id, queue::nack(ctx.conn(), ctx.keys(), a.name, a.id, o)};
+  ctx.out().emit(r);
+  if (r.state == queue::NackState::kNotInFlight) {
+    ctx.out().note(fmt::format(
+        "rcoord: message {} is not in flight in queue '{}' (acked already, or its lease ran out)",
+        a.id, a.name));
+    return kNo;
+  }
+  return kYes;
+}
+
+int run_len(Context& ctx, const QueueArgs& a) {
+  auto s = queue::stats(ctx.conn(), ctx.keys(), a.name);
+  ctx.out().emit(queue::Length{a.name, s.ready + s.delayed});
+  return kYes;
+}
+
+int run_peek(Context& ctx, const QueueArgs& a) {
+  auto messages = queue::peek(ctx.conn(), ctx.keys(), a.name, a.count);
+  if (messages.empty()) {
+    ctx.out().note(fmt::format("rcoord: queue '{}' has no ready message", a.name));
+    return kNo;
+  }
+  print_messages(ctx, messages, {false, a.nul ? '\0' : '\n'});
+  return kYes;
+}
+
+int run_stats(Context& ctx, const QueueArgs& a) {
+  ctx.out().emit(queue::stats(ctx.conn(), ctx.keys(), a.name));
+  return kYes;
+}
+
+int run_dead(Context& ctx, const QueueArgs& a) {
+  // Page through the set, so a long one never sits in memory (or in one script) at once.
+  constexpr std::int64_t kPage = 100;
+  std::int64_t listed = 0;
+  for (;;) {
+    std::int64_t want = a.count_given ? std::min(kPage, a.count - listed) : kPage;
+    if (want <= 0) break;
+    auto page = queue::dead(ctx.conn(), ctx.keys(), a.name, listed, want);
+    print_messages(ctx, page, {true, a.nul ? '\0' : '\n'});
+    listed += static_cast<std::int64_t>(page.size());
+    if (static_cast<std::int64_t>(page.size()) < want) break;
+  }
+  if (listed == 0) {
+    ctx.out().note(fmt::format("rcoord: queue '{}' has no dead message", a.name));
+    return kNo;
+  }
+  return kYes;
+}
+
+int run_replay(Context& ctx, const QueueArgs& a) {
+  queue::Counted r{"replayed", a.name, queue::replay(ctx.conn(), ctx.keys(), a.name, a.items)};
+  ctx.out().emit(r);
+  if (r.count == 0) {
+    ctx.out().note(fmt::format("rcoord: no dead message to replay in queue '{}'", a.name));
+    return kNo;
+  }
+  return kYes;
+}
+
+int run_purge(Context& ctx, const QueueArgs& a) {
+  ctx.out().emit(
+      queue::Counted{"purged", a.name, queue::purge(ctx.conn(), ctx.keys(), a.name, a.dead)});
+  return kYes;
+}
+
+// --- consume ---------------------------------------------------------------------------------
+
+// The message, as the command's standard input: an anonymous in-memory file, so the command
+// can read it at its own pace (or seek in it), and any size fits.
+class MessageFile {
+ public:
+  explicit MessageFile(std::string_view bytes) : fd_(memfd_create("rcoord-message", MFD_CLOEXEC)) {
+    if (fd_ < 0) fail();
+    while (!bytes.empty()) {
+      ssize_t n = ::write(fd_, bytes.data(), bytes.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) fail();
+      bytes.remove_prefix(static_cast<std::size_t>(n));
+    }
+    if (::lseek(fd_, 0, SEEK_SET) < 0) fail();
+  }
+  ~MessageFile() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  MessageFile(const MessageFile&) = delete;
+  MessageFile& operator=(const MessageFile&) = delete;
+  int fd() const { return fd_; }
+
+ private:
+  [[noreturn]] void fail() {
+    int err = errno;
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+    throw Error(kServer,
+                fmt::format("cannot hand the message to the command: {}", std::strerror(err)),
+                "check the memory limits of this process");
+  }
+  int fd_;
+};
+
+// A termination signal arrived: recorded by a handler or by supervise, or still pending
+// (blocked) in the kernel because it came while no wait was under way.
+bool stop_requested() {
+  if (signals::pending() != 0) return true;
+  sigset_t waiting;
+  sigset_t managed = signals::managed_set();
+  sigpending(&waiting);
+  for (int s : {SIGINT, SIGTERM, SIGHUP}) {
+    if (sigismember(&managed, s) == 1 && sigismember(&waiting, s) == 1) return true;
+  }
+  return false;
+}
+
+// A command that cannot be run would fail every message until all of them are dead: check it
+// the way execvp will look for it, before taking any.
+void check_runnable(const std::string& command) {
+  auto runnable = [](const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+           ::access(path.c_str(), X_OK) == 0;
+  };
+  bool found = false;
+  if (command.find('/') != std::string::npos) {
+    found = runnable(command);
+  } else {
+    const char* path = std::getenv("PATH");
+    std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+    std::size_t start = 0;
+    while (!found && start <= dirs.size()) {
+      std::size_t end = std::min(dirs.find(':', start), dirs.size());
+      std::string dir = dirs.substr(start, end - start);
+      found = runnable((dir.empty() ? "." : dir) + "/" + command);
+      start = end + 1;
+    }
+  }
+  if (!found) {
+    throw Error(kUsage, fmt::format("cannot run '{}': no such executable", command),
+                "check the command and PATH; no message was taken");
+  }
+}
+
+// After the command: ack on 0, nack otherwise. Must finish even when a signal comes.
+void settle(Context& ctx, const QueueArgs& a, const queue::Message& m, int exit_code,
+            Millis retry_delay) {
+  signals::Uninterruptible quiet;
+  if (exit_code == 0) {
+    if (!queue::ack(ctx.conn(), ctx.keys(), a.name, m.id, m.attempt)) {
+      ctx.out().warn(fmt::format(
+          "rcoord: message {} of queue '{}' was handled, but its lease was gone before the ack "
+          "(it will be delivered again)",
+          m.id, a.name));
+    }
+    return;
+  }
+  queue::NackOptions o{retry_delay, m.attempt, false};
+  auto state = queue::nack(ctx.conn(), ctx.keys(), a.name, m.id, o);
+  std::string outcome = state == queue::NackState::kDead ? "dead now (see 'queue dead')"
+                        : state == queue::NackState::kNotInFlight
+                            ? "its lease was gone already"
+                            : queue::state_name(state) + " again";
+  ctx.out().note(
+      fmt::format("rcoord: message {} of queue '{}' (attempt {}) failed with exit {}: {}", m.id,
+                  a.name, m.attempt, exit_code, outcome));
+}
+
+int run_consume(Context& ctx, const QueueArgs& a) {
+  if (a.command.empty()) {
+    throw Error(kUsage, "queue consume needs a command", "put it after --, e.g. -- ./handle.sh");
+  }
+  Millis ack_timeout = duration_or_throw("--ack-timeout", a.ack_timeout);
+  Millis kill_grace = duration_or_throw("--kill-grace", a.kill_grace);
+  Millis retry_delay = optional_duration("--retry-delay", a.retry_delay);
+  if (a.max_messages < 0) throw Error(kUsage, "--max-messages must be positive", "use e.g. 100");
+  check_runnable(a.command.front());
+  queue::PopOptions o;
+  o.ack_timeout = ack_timeout;
+  o.max_attempts = a.max_attempts;
+  o.wait = a.idle_exit.empty() ? Millis::max() : duration_or_throw("--idle-exit", a.idle_exit);
+
+  signals::install();
+  std::int64_t handled = 0;
+  int last_code = kYes;
+  for (;;) {
+    if (stop_requested()) return kYes;
+    if (a.max_messages > 0 && handled >= a.max_messages) return last_code;
+    queue::Popped r;
+    try {
+      r = queue::pop(ctx.conn(), ctx.keys(), a.name, o);
+    } catch (const Error& e) {
+      if (e.code() == kInterrupted) return kYes;  // stopped while idle: nothing is held
+      throw;
+    }
+    if (r.messages.empty()) return kYes;  // --idle-exit
+    const queue::Message& m = r.messages.front();
+    if (stop_requested()) {
+      // Taken as the signal came: not started, so give it back as if never delivered.
+      signals::Uninterruptible quiet;
+      queue::nack(ctx.conn(), ctx.keys(), a.name, m.id, {Millis(0), m.attempt, true});
+      return kYes;
+    }
+
+    MessageFile input(m.message);
+    Lease lease{ack_timeout, [&] {
+                  return queue::extend(ctx.conn(), ctx.keys(), a.name, m.id, m.attempt,
+                                       ack_timeout);
+                }};
+    SuperviseOptions sup{a.command,
+                         {{"RCOORD_QUEUE", a.name},
+                          {"RCOORD_MESSAGE_ID", m.id},
+                          {"RCOORD_ATTEMPT", std::to_string(m.attempt)}},
+                         kill_grace,
+                         input.fd(),
+                         true};
+    SuperviseResult result = supervise(sup, lease);
+    ++handled;
+    last_code = result.exit_code;
+    if (result.lost) {
+      ctx.out().warn(fmt::format(
+          "rcoord: the lease on message {} of queue '{}' was lost while the command ran: {} "
+          "(the command was terminated; the message will be delivered again)",
+          m.id, a.name, result.lost_reason));
+      continue;
+    }
+    settle(ctx, a, m, result.exit_code, retry_delay);
+    // A second signal was passed on to the command: it was cut short, and so are we.
+    if (result.forwarded_signal != 0) return 128 + result.forwarded_signal;
+  }
+}
+
+template <typename Fn>
+void on_parse(CLI::App* verb, Context& ctx, std::shared_ptr<QueueArgs> args, Fn fn) {
+  verb->callback([&ctx, args, fn] { ctx.action = [&ctx, args, fn] { return fn(ctx, *args); }; });
+}
+
+void add_name(CLI::App* verb, QueueArgs& a) {
+  verb->add_option("queue", a.name, "Queue name")->required();
+}
+
+CLI::Option* add_count(CLI::App* verb, QueueArgs& a, const std::string& help) {
+  return verb->add_option("--count", a.count, help)
+      ->type_name("N")
+      ->check(CLI::PositiveNumber.description(""));
+}
+
+void add_max_attempts(CLI::App* verb, QueueArgs& a) {
+  verb->add_option("--max-attempts", a.max_attempts,
+                   "Deliver a message at most N times, then it is dead (default 5)")
+      ->type_name("N")
+      ->check(CLI::PositiveNumber.description(""));
+}
+
+void add_nul(CLI::App* verb, QueueArgs& a, const std::string& help) {
+  verb->add_flag("-0,--null", a.nul, help);
+}
+
+}  // namespace
+
+void add_queue(CLI::App& app, Context& ctx) {
+  auto* queue = app.add_subcommand("queue", "Reliable queues: push, pop, ack, dead letters");
+  queue->require_subcommand(1);
+
+  auto push = std::make_shared<QueueArgs>();
+  auto* p = queue->add_subcommand("push", "Push messages (arguments, or stdin one per line)");
+  add_name(p, *push);
+  p->add_option("messages", push->items, "Messages; none or '-': one per line of stdin");
+  add_nul(p, *push, "Stdin messages end with NUL instead of newline");
+  p->add_option("--file", push->files,
+                "Push the whole of FILE as one message ('-': stdin), byte for byte; repeatable")
+      ->type_name("FILE");
+  p->add_option("--delay", push->delay, "Make the messages ready only after DUR")
+      ->type_name("DURATION")
+      ->check(kDurationCheck);
+  p->footer(
+      "Example: rcoord queue push jobs 'resize 1.jpg' 'resize 2.jpg'\n"
+      "         find . -name '*.jpg' -print0 | rcoord queue push jobs -0\n"
+      "Prints the number of messages waiting afterwards (ready + delayed).");
+  on_parse(p, ctx, push, run_push);
+
+  auto pop = std::make_shared<QueueArgs>();
+  auto* o =
+      queue->add_subcommand("pop", "Take messages (plain: at most once; --ack-timeout: leased)");
+  add_name(o, *pop);
+  o->add_option("--wait", pop->wait, "Wait up to DUR (or forever) for a message; default: try once")
+      ->type_name("DURATION|forever")
+      ->check(kWaitCheck);
+  add_count(o, *pop, "Take up to N messages (default 1)");
+  o->add_flag("--lifo", pop->lifo, "Newest first");
+  o->add_option("--ack-timeout", pop->ack_timeout,
+                "Lease the messages for DUR: ack them in time, or they are delivered again")
+      ->type_name("DURATION")
+      ->check(kDurationCheck);
+  add_max_attempts(o, *pop);
+  add_nul(o, *pop, "End each message with NUL instead of newline");
+  o->footer(
+      "Example: rcoord queue pop jobs --wait 30s\n"
+      "         rcoord --json queue pop jobs --ack-timeout 5m   # then: rcoord queue ack jobs ID");
+  on_parse(o, ctx, pop, run_pop);
+
+  auto ack = std::make_shared<QueueArgs>();
+  auto* k = queue->add_subcommand("ack", "Confirm a leased message: it is deleted");
+  add_name(k, *ack);
+  k->add_option("id", ack->id, "Message id, as pop printed it")->required();
+  k->add_option("--attempt", ack->attempt, "Only if the lease is still that delivery's")
+      ->type_name("N")
+      ->check(CLI::PositiveNumber.description(""));
+  k->footer("Example: rcoord queue ack jobs 17");
+  on_parse(k, ctx, ack, run_ack);
+
+  auto nack = std::make_shared<QueueArgs>();
+  auto* n = queue->add_subcommand("nack", "Give a leased message back: ready again, or dead");
+  add_name(n, *nack);
+  n->add_option("id", nack->id, "Message id, as pop printed it")->required();
+  n->add_option("--delay", nack->delay, "Ready again only after DUR")
+      ->type_name("DURATION")
+      ->check(kDurationCheck);
+  n->add_option("--attempt", nack->attempt, "Only if the lease is still that delivery's")
+      ->type_name("N")
+      ->check(CLI::PositiveNumber.description(""));
+  n->footer("Example: rcoord queue nack jobs 17 --delay 1m");
+  on_parse(n, ctx, nack, run_nack);
+
+  auto consume = std::make_shared<QueueArgs>();
+  consume->ack_timeout = "30s";
+  auto* c = queue->add_subcommand("consume", "Run a command for each message, with it on stdin");
+  add_name(c, *consume);
+  c->add_option("--ack-timeout", consume->ack_timeout,
+                "Lease per message, renewed every DUR/3 while the command runs (default 30s)")
+      ->type_name("DURATION")
+      ->check(kDurationCheck);
+  add_max_attempts(c, *consume);
+  c->add_option("--max-messages", consume->max_messages, "Exit after N messages")
+      ->type_name("N")
+      ->check(CLI::PositiveNumber.description(""));
+  c->add_option("--idle-exit", consume->idle_exit, "Exit 0 when no message came for DUR")
+      ->type_name("DURATION")
+      ->check(kDurationCheck);
+  c->add_option("--retry-delay", consume->retry_delay,
+                "A failed message is ready again only after DUR (default 0)")
+      ->type_name("DURATION")
+      ->check(kDurationCheck);
+  c->add_option("--kill-grace", consume->kill_grace,
+                "On lease loss, SIGKILL the command this long after SIGTERM (default 10s)")
+      ->type_name("DURATION")
+      ->check(kDurationCheck);
+  c->add_option("command", consume->command, "The command and its arguments, after --")->required();
+  c->footer(
+      "Example: rcoord queue consume jobs --ack-timeout 5m -- ./handle.sh\n"
+      "Exit 0 acks the message, any other code nacks it. The command gets RCOORD_QUEUE,\n"
+      "RCOORD_MESSAGE_ID and RCOORD_ATTEMPT. SIGTERM: finish the current message, then exit.");
+  on_parse(c, ctx, consume, run_consume);
+
+  auto len = std::make_shared<QueueArgs>();
+  auto* l = queue->add_subcommand("len", "Print how many messages wait (ready + delayed)");
+  add_name(l, *len);
+  l->footer("Example: rcoord queue len jobs");
+  on_parse(l, ctx, len, run_len);
+
+  auto peek = std::make_shared<QueueArgs>();
+  auto* e = queue->add_subcommand("peek", "Show the next ready messages without taking them");
+  add_name(e, *peek);
+  add_count(e, *peek, "Show up to N messages (default 1)");
+  add_nul(e, *peek, "End each message with NUL instead of newline");
+  e->footer("Example: rcoord queue peek jobs --count 10");
+  on_parse(e, ctx, peek, run_peek);
+
+  auto stats = std::make_shared<QueueArgs>();
+  auto* s = queue->add_subcommand("stats", "Count ready, delayed, in-flight and dead messages");
+  add_name(s, *stats);
+  s->footer("Example: rcoord queue stats jobs --json");
+  on_parse(s, ctx, stats, run_stats);
+
+  auto dead = std::make_shared<QueueArgs>();
+  auto* d = queue->add_subcommand("dead", "List dead messages (delivered --max-attempts times)");
+  add_name(d, *dead);
+  add_count(d, *dead, "List at most N (default all)")->each([dead](const std::string&) {
+    dead->count_given = true;
+  });
+  add_nul(d, *dead, "End each message with NUL instead of newline");
+  d->footer("Example: rcoord --json queue dead jobs | jq -r .id");
+  on_parse(d, ctx, dead, run_dead);
+
+  auto replay = std::make_shared<QueueArgs>();
+  auto* r = queue->add_subcommand("replay", "Put dead messages back on the queue");
+  add_name(r, *replay);
+  r->add_option("ids", replay->items, "Ids of dead messages; none: all of them");
+  r->footer("Example: rcoord queue replay jobs 17 42");
+  on_parse(r, ctx, replay, run_replay);
+
+  auto purge = std::make_shared<QueueArgs>();
+  auto* u = queue->add_subcommand("purge", "Delete waiting messages, or with --dead the dead ones");
+  add_name(u, *purge);
+  u->add_flag("--dead", purge->dead, "Delete the dead messages instead");
+  u->footer("Example: rcoord queue purge jobs --dead");
+  on_parse(u, ctx, purge, run_purge);
+}
+
+}  // namespace rcoord::cmd

@@ -1,0 +1,35 @@
+-- queue_extend: renew a lease, so a slow consumer keeps its message.
+-- KEYS[1] messages hash (id -> message), KEYS[2] ready list of ids, KEYS[3] delayed zset
+-- (id by due time, ms), KEYS[4] in-flight zset (id by lease deadline, ms), KEYS[5] dead zset
+-- (id by time of death, ms), KEYS[6] attempts hash (id -> 'deliveries/max'), KEYS[7] wake
+-- list, KEYS[8] id counter; all of one {hash tag}
+-- ARGV[1] id, ARGV[2] the delivery (attempt) it must be, or 0 for whichever is current,
+-- ARGV[3] lease ms from now
+-- returns 1 extended | 0 not in flight for this delivery
+local kinds = {'hash', 'list', 'zset', 'zset', 'zset', 'hash', 'list', 'string'}
+for i = 1, 8 do
+  local kind = redis.call('TYPE', KEYS[i])['ok']
+  if kind ~= 'none' and kind ~= kinds[i] then
+    return redis.error_reply('WRONGTYPE key ' .. KEYS[i] .. ' holds a ' .. kind .. ' that is not an rcoord queue')
+  end
+end
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+
+-- 'deliveries/max' of a message: how often it was handed out, and the most it may be.
+local function attempts_of(id)
+  local record = redis.call('HGET', KEYS[6], id)
+  if not record then return 0, 0 end
+  local n, max = string.match(record, '^(%d+)/(%d+)$')
+  return tonumber(n) or 0, tonumber(max) or 0
+end
+
+-- The lease of ARGV[1] exists, and belongs to delivery ARGV[2] (0: whichever delivery).
+local function held()
+  if not redis.call('ZSCORE', KEYS[4], ARGV[1]) then return false end
+  return ARGV[2] == '0' or attempts_of(ARGV[1]) == tonumber(ARGV[2])
+end
+
+if not held() then return 0 end
+redis.call('ZADD', KEYS[4], 'XX', now + tonumber(ARGV[3]), ARGV[1])
+return 1

@@ -1,0 +1,247 @@
+#include "queue.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <random>
+
+#include "errors.hpp"
+#include "lua_scripts.hpp"
+#include "script.hpp"
+#include "signals.hpp"
+
+namespace rcoord::queue {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr std::string_view kType = "queue";
+
+// A blocked popper is woken by a wake-up or at the next due time; if a wake-up is missed
+// (a narrow race between two poppers, see queue_pop.lua) it looks again anyway, after 0.5 s
+// at first, backing off to 5 s, with jitter.
+constexpr Millis kFirstBackoff{500};
+constexpr Millis kMaxBackoff{5000};
+
+// One script call carries at most this many bytes of messages (a huge batch would hold the
+// server for the whole copy).
+constexpr std::size_t kMaxBatchBytes = 8u << 20;
+// purge and replay work through long sets this many at a time (the scripts' own bound).
+constexpr std::int64_t kChunk = 1000;
+
+// The eight keys every queue script takes, in the order of their KEYS contract.
+Args queue_keys(const Keys& keys, std::string_view name) {
+  check_name("queue", name);
+  return {keys.object(kType, name),         keys.aux(kType, name, "ready"),
+          keys.aux(kType, name, "delayed"), keys.aux(kType, name, "inflight"),
+          keys.aux(kType, name, "dead"),    keys.aux(kType, name, "attempts"),
+          keys.aux(kType, name, "wake"),    keys.aux(kType, name, "seq")};
+}
+
+void check_id(std::string_view id) {
+  if (id.empty()) throw Error(kUsage, "empty message id", "give the id that pop printed");
+}
+
+const redisReply* array_of(const Reply& r, std::string_view script) {
+  if (r->type != REDIS_REPLY_ARRAY) {
+    throw Error(kServer, fmt::format("unexpected reply from the {} script", script));
+  }
+  return r.get();
+}
+
+// {id, message, attempt, ...} from element `first` on.
+std::vector<Message> messages_from(const redisReply* r, std::size_t first) {
+  std::vector<Message> out;
+  if (r->elements < first || (r->elements - first) % 3 != 0) {
+    throw Error(kServer, "unexpected reply from a queue script");
+  }
+  out.reserve((r->elements - first) / 3);
+  for (std::size_t i = first; i + 2 < r->elements; i += 3) {
+    out.push_back({reply_string(r->element[i]), reply_string(r->element[i + 1]),
+                   reply_integer(r->element[i + 2])});
+  }
+  return out;
+}
+
+Millis jittered(Millis base) {
+  static std::minstd_rand rng{std::random_device{}()};
+  std::uniform_int_distribution<std::int64_t> spread(0,
+                                                     std::max<std::int64_t>(1, base.count() / 5));
+  return base + Millis(spread(rng));
+}
+
+Millis since(Clock::time_point start) {
+  return std::chrono::duration_cast<Millis>(Clock::now() - start);
+}
+
+std::string block_seconds(Millis block) {
+  return fmt::format("{}.{:03}", block.count() / 1000, block.count() % 1000);
+}
+
+void check_positive(std::string_view option, std::int64_t value) {
+  if (value < 1) {
+    throw Error(kUsage, fmt::format("{} must be at least 1, not {}", option, value),
+                fmt::format("use e.g. {} 10", option));
+  }
+}
+
+}  // namespace
+
+std::int64_t push(Connection& conn, const Keys& keys, std::string_view name,
+                  const std::vector<std::string>& messages, Millis delay) {
+  Args k = queue_keys(keys, name);
+  if (delay.count() < 0) throw Error(kUsage, "--delay must not be negative", "use e.g. 30s");
+  Args args{std::to_string(delay.count())};
+  std::size_t bytes = 0;
+  std::int64_t length = -1;
+  for (const auto& m : messages) {
+    if (args.size() > 1 && bytes + m.size() > kMaxBatchBytes) {
+      length = reply_integer(eval(conn, lua::kQueuePush, k, args).get());
+      args.resize(1);
+      bytes = 0;
+    }
+    args.push_back(m);
+    bytes += m.size();
+  }
+  if (args.size() > 1 || length < 0)
+    length = reply_integer(eval(conn, lua::kQueuePush, k, args).get());
+  return length;
+}
+
+Popped pop(Connection& conn, const Keys& keys, std::string_view name, const PopOptions& opts) {
+  Args k = queue_keys(keys, name);
+  check_positive("--count", opts.count);
+  check_positive("--max-attempts", opts.max_attempts);
+  if (opts.ack_timeout && opts.ack_timeout->count() <= 0) {
+    throw Error(kUsage, "--ack-timeout must be positive", "use e.g. --ack-timeout 30s");
+  }
+  const std::string& wake_key = k[6];
+  Args args{std::to_string(opts.count), opts.lifo ? "1" : "0",
+            std::to_string(opts.ack_timeout ? opts.ack_timeout->count() : 0),
+            std::to_string(opts.max_attempts), opts.wait ? "1" : "0"};
+  Popped result;
+  result.name = std::string(name);
+  auto start = Clock::now();
+  Millis backoff = kFirstBackoff;
+  for (;;) {
+    Reply r;
+    {
+      // Once the script ran, its reply may hold messages that are no longer in the queue:
+      // a signal must not make us drop that reply.
+      signals::Uninterruptible quiet;
+      r = eval(conn, lua::kQueuePop, k, args);
+    }
+    const redisReply* arr = array_of(r, "queue_pop");
+    if (arr->elements < 1) throw Error(kServer, "unexpected reply from the queue_pop script");
+    std::int64_t next_ms = reply_integer(arr->element[0]);
+    result.messages = messages_from(arr, 1);
+    result.waited_ms = since(start).count();
+    if (!result.messages.empty() || !opts.wait) return result;
+    Millis left = *opts.wait == Millis::max() ? Millis::max() : *opts.wait - since(start);
+    if (left.count() <= 0) return result;
+    if (next_ms == 0) continue;  // more became due meanwhile: look again at once
+    // Sleep until a push (or anything that changes what is due) wakes us, the next delayed
+    // message or lease is due, or the fallback.
+    Millis block = std::min(left, jittered(backoff));
+    if (next_ms > 0) block = std::min(block, Millis(next_ms + 1));
+    block = std::max(block, Millis(1));
+    Reply woken = conn.command_blocking(
+        {"BLMOVE", wake_key, wake_key, "LEFT", "LEFT", block_seconds(block)}, block);
+    backoff = reply_is_nil(woken.get()) ? std::min(backoff * 2, kMaxBackoff) : kFirstBackoff;
+  }
+}
+
+bool ack(Connection& conn, const Keys& keys, std::string_view name, std::string_view id,
+         std::int64_t attempt) {
+  Args k = queue_keys(keys, name);
+  check_id(id);
+  Reply r = eval(conn, lua::kQueueAck, k, {std::string(id), std::to_string(attempt)});
+  return reply_integer(r.get()) == 1;
+}
+
+NackState nack(Connection& conn, const Keys& keys, std::string_view name, std::string_view id,
+               const NackOptions& opts) {
+  Args k = queue_keys(keys, name);
+  check_id(id);
+  if (opts.delay.count() < 0) throw Error(kUsage, "--delay must not be negative", "use e.g. 30s");
+  Reply r = eval(conn, lua::kQueueNack, k,
+                 {std::string(id), std::to_string(opts.attempt), std::to_string(opts.delay.count()),
+                  opts.uncounted ? "1" : "0"});
+  switch (reply_integer(r.get())) {
+    case 1:
+      return NackState::kReady;
+    case 2:
+      return NackState::kDelayed;
+    case 3:
+      return NackState::kDead;
+    default:
+      return NackState::kNotInFlight;
+  }
+}
+
+bool extend(Connection& conn, const Keys& keys, std::string_view name, std::string_view id,
+            std::int64_t attempt, Millis lease) {
+  Args k = queue_keys(keys, name);
+  check_id(id);
+  Reply r = eval(conn, lua::kQueueExtend, k,
+                 {std::string(id), std::to_string(attempt), std::to_string(lease.count())});
+  return reply_integer(r.get()) == 1;
+}
+
+Stats stats(Connection& conn, const Keys& keys, std::string_view name) {
+  Reply r = eval(conn, lua::kQueueStats, queue_keys(keys, name), {});
+  const redisReply* arr = array_of(r, "queue_stats");
+  if (arr->elements != 4) throw Error(kServer, "unexpected reply from the queue_stats script");
+  return {reply_integer(arr->element[0]), reply_integer(arr->element[1]),
+          reply_integer(arr->element[2]), reply_integer(arr->element[3])};
+}
+
+std::vector<Message> peek(Connection& conn, const Keys& keys, std::string_view name,
+                          std::int64_t count) {
+  Args k = queue_keys(keys, name);
+  check_positive("--count", count);
+  Reply r = eval(conn, lua::kQueuePeek, k, {std::to_string(count)});
+  return messages_from(array_of(r, "queue_peek"), 0);
+}
+
+std::vector<Message> dead(Connection& conn, const Keys& keys, std::string_view name,
+                          std::int64_t offset, std::int64_t count) {
+  Args k = queue_keys(keys, name);
+  check_positive("--count", count);
+  Reply r = eval(conn, lua::kQueueDead, k, {std::to_string(offset), std::to_string(count)});
+  return messages_from(array_of(r, "queue_dead"), 0);
+}
+
+std::int64_t replay(Connection& conn, const Keys& keys, std::string_view name,
+                    const std::vector<std::string>& ids) {
+  Args k = queue_keys(keys, name);
+  std::int64_t total = 0;
+  if (ids.empty()) {
+    for (;;) {
+      std::int64_t n = reply_integer(eval(conn, lua::kQueueReplay, k, {}).get());
+      total += n;
+      if (n == 0) return total;
+    }
+  }
+  for (std::size_t i = 0; i < ids.size(); i += static_cast<std::size_t>(kChunk)) {
+    auto end = ids.begin() + static_cast<std::ptrdiff_t>(
+                                 std::min(ids.size(), i + static_cast<std::size_t>(kChunk)));
+    Args chunk(ids.begin() + static_cast<std::ptrdiff_t>(i), end);
+    for (const auto& id : chunk) check_id(id);
+    total += reply_integer(eval(conn, lua::kQueueReplay, k, chunk).get());
+  }
+  return total;
+}
+
+std::int64_t purge(Connection& conn, const Keys& keys, std::string_view name, bool dead_only) {
+  Args k = queue_keys(keys, name);
+  std::int64_t total = 0;
+  for (;;) {
+    std::int64_t n =
+        reply_integer(eval(conn, lua::kQueuePurge, k, {dead_only ? "dead" : "waiting"}).get());
+    total += n;
+    if (n < kChunk) return total;
+  }
+}
+
+}  // namespace rcoord::queue
