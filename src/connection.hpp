@@ -51,6 +51,11 @@ class Connection {
   /// Sends all commands in one write, then reads as many replies (error replies included).
   std::vector<Reply> pipeline(const std::vector<Args>& commands);
 
+  /// Waits up to `block` for a reply the server sends unasked (a pub/sub message on a
+  /// subscribed connection); nullptr when none came in time. I/O failures throw
+  /// Error(kConnection); a managed signal interrupts the wait with Error(kInterrupted).
+  Reply receive(Millis block);
+
   /// Connects now (if not connected). Throws Error(kConnection).
   void ensure_connected();
   /// Drops the socket; the next command reconnects.
