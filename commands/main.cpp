@@ -9,9 +9,11 @@
 #include <vector>
 
 #include "context.hpp"
+#include "elect_command.hpp"
 #include "errors.hpp"
 #include "lock_command.hpp"
 #include "ops_command.hpp"
+#include "signal_command.hpp"
 #include "signals.hpp"
 
 namespace {
@@ -83,7 +85,8 @@ struct Command {
   void (*add)(CLI::App&, rcoord::cmd::Context&);
 };
 constexpr Command kCommands[] = {
-    {"lock", rcoord::cmd::add_lock},
+    {"lock", rcoord::cmd::add_lock},     {"elect", rcoord::cmd::add_elect},
+    {"signal", rcoord::cmd::add_signal}, {"latch", rcoord::cmd::add_latch},
     {"ping", rcoord::cmd::add_ops},
 };
 
