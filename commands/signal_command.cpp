@@ -220,7 +220,7 @@ void add_latch(CLI::App& app, Context& ctx) {
   i->add_option("--ttl", in->ttl, "Delete the latch this long after init (default: never)")
       ->type_name("DURATION")
       ->check(kDurationCheck);
-  i->footer("Example: rcoord latch init \"tests-$CI_PIPELINE_ID\" --count 8 --ttl 1d");
+  i->footer("Example: rcoord latch init \"tests-$CI_PIPELINE_ID\" --count 8 --ttl 24h");
   on_parse(i, ctx, in, run_init);
 
   auto dn = std::make_shared<LatchArgs>();

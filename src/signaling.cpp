@@ -18,13 +18,17 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr std::string_view kType = "signal";
 
-// One channel a waiter listens on: its broadcast channel and its own.
+// One channel a waiter listens on: where it registers, and its own pub/sub channel.
 struct Listening {
   std::string name;
-  std::string registry;  // also the broadcast channel's name
+  std::string registry;
   std::string own;
   std::optional<std::string> data;
 };
+
+// Messages are tagged by the send scripts: '*' broadcast, '1' for one receiver.
+constexpr char kBroadcast = '*';
+constexpr char kForOne = '1';
 
 }  // namespace
 
@@ -33,15 +37,9 @@ Sent send(Connection& conn, const Keys& keys, std::string_view channel, std::str
   check_name("signal channel", channel);
   Sent s;
   s.channel = std::string(channel);
-  std::string registry = keys.object(kType, channel);
-  if (one) {
-    Reply r = eval(conn, lua::kSignalSendOne, {registry},
-                   {keys.aux(kType, channel, ""), std::string(data)});
-    s.receivers = reply_integer(r.get());
-  } else {
-    Reply r = conn.command({"PUBLISH", registry, std::string(data)});
-    s.receivers = reply_integer(r.get());
-  }
+  Reply r = eval(conn, one ? lua::kSignalSendOne : lua::kSignalSend, {keys.object(kType, channel)},
+                 {keys.aux(kType, channel, ""), std::string(data)});
+  s.receivers = reply_integer(r.get());
   return s;
 }
 
@@ -61,13 +59,10 @@ Waited wait(Connection& conn, const Keys& keys, const std::vector<std::string>& 
   auto start = Clock::now();
   Waited result;
 
-  // Subscribe before registering: once --one can pick us, we are listening.
+  // Subscribe before registering: once a send can pick us, we are listening.
   Subscriber sub(conn.endpoint(), conn.timeout());
   std::vector<std::string> subscriptions;
-  for (const auto& l : listening) {
-    subscriptions.push_back(l.registry);
-    subscriptions.push_back(l.own);
-  }
+  for (const auto& l : listening) subscriptions.push_back(l.own);
   sub.subscribe(subscriptions);
   std::string how_long =
       opts.timeout ? std::to_string(opts.timeout->count()) : std::string("forever");
@@ -79,24 +74,29 @@ Waited wait(Connection& conn, const Keys& keys, const std::vector<std::string>& 
     return opts.all ? std::all_of(listening.begin(), listening.end(), got)
                     : std::any_of(listening.begin(), listening.end(), got);
   };
-  // Takes a message if it is still wanted; false when it is not.
+  // Takes a message if it is still wanted; false when it is not. (The send that delivered
+  // it took us out of that channel's registry.)
   auto take = [&](const Message& m) {
+    if (m.data.empty() || (m.data.front() != kBroadcast && m.data.front() != kForOne)) {
+      return true;  // not from a send script: ignore it
+    }
     for (auto& l : listening) {
-      if (m.channel != l.registry && m.channel != l.own) continue;
+      if (m.channel != l.own) continue;
       if (l.data || satisfied()) return false;
-      l.data = m.data;
-      if (!opts.all) result.messages.push_back({true, l.name, m.data});
-      // Done with this channel while waiting for others: --one should pick someone else.
-      if (opts.all && !satisfied()) conn.command({"ZREM", l.registry, id});
+      l.data = m.data.substr(1);
+      if (!opts.all) result.messages.push_back({true, l.name, *l.data});
       return true;
     }
-    return false;
+    return true;
   };
-  // A --one message meant for one receiver: pass it on if we do not use it.
+  // A message meant for one receiver that we do not use: pass it on to another waiter.
   auto hand_on = [&](const Message& m) {
+    if (m.data.front() != kForOne) return;  // a broadcast reached the others already
     for (const auto& l : listening) {
       if (m.channel != l.own) continue;
-      if (send(conn, keys, l.name, m.data, true).receivers == 0) result.dropped.push_back(l.name);
+      if (send(conn, keys, l.name, std::string_view(m.data).substr(1), true).receivers == 0) {
+        result.dropped.push_back(l.name);
+      }
     }
   };
 

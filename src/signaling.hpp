@@ -2,9 +2,12 @@
 /// Signals: messages to the processes waiting on a channel at the moment they are sent
 /// (pub/sub: nothing is kept for a waiter that comes later; see latch.hpp for that).
 ///
-/// Channels and keys: a waiter subscribes to `<prefix>{signal:CH}` (broadcasts) and to
-/// `<prefix>{signal:CH}:<waiter id>` (its own), and registers its id in the sorted set
-/// `<prefix>{signal:CH}`, from which `send --one` picks one waiter at random.
+/// Channels and keys: a waiter subscribes to a pub/sub channel of its own,
+/// `<prefix>{signal:CH}:<waiter id>`, then registers its id in the sorted set
+/// `<prefix>{signal:CH}`. A send publishes to the registered waiters' own channels (all of
+/// them, or one picked at random) and takes them out of the registry: a waiter takes one
+/// message per channel. PUBLISH says whether the waiter's connection is still there, so a
+/// waiter that died is never counted and never swallows a `--one` message.
 
 #include <cstdint>
 #include <optional>
@@ -23,8 +26,8 @@ struct Sent {
   std::int64_t receivers = 0;  ///< how many waiters got it (0 or 1 with --one)
 };
 
-/// Broadcasts `data` to every waiter of `channel`, or with `one` delivers it to exactly one
-/// waiter chosen at random (skipping waiters whose connection is gone).
+/// Delivers `data` to every waiter of `channel`, or with `one` to exactly one waiter chosen
+/// at random (skipping, and dropping, waiters whose connection is gone).
 Sent send(Connection& conn, const Keys& keys, std::string_view channel, std::string_view data,
           bool one);
 

@@ -6,6 +6,7 @@
 -- KEYS[1] registry: sorted set of waiter id -> stale time (ms)
 -- ARGV[1] prefix of the waiters' own channels (the channel is ARGV[1] .. id), ARGV[2] data
 -- returns 1 delivered | 0 nobody waits
+-- Message: '1' .. data (so that a waiter hands on only --one messages it does not use).
 local kind = redis.call('TYPE', KEYS[1])['ok']
 if kind == 'none' then return 0 end
 if kind ~= 'zset' then
@@ -18,5 +19,5 @@ while true do
   local id = redis.call('ZRANDMEMBER', KEYS[1])
   if not id then return 0 end
   redis.call('ZREM', KEYS[1], id)
-  if redis.call('PUBLISH', ARGV[1] .. id, ARGV[2]) > 0 then return 1 end
+  if redis.call('PUBLISH', ARGV[1] .. id, '1' .. ARGV[2]) > 0 then return 1 end
 end

@@ -8,6 +8,8 @@ export RCOORD_URL=$R_URL
 
 registered() { [ "$(redis-cli -p "$R_PORT" zcard "rcoord:{signal:$1}")" = "$2" ]; }
 subscribed() { [ "$(redis-cli -p "$R_PORT" pubsub numsub "$1" | tail -1)" = "$2" ]; }
+# listening CH N: N waiters' own channels of CH are subscribed
+listening() { [ "$(redis-cli -p "$R_PORT" pubsub channels "rcoord:{signal:$1}:*" | grep -c .)" = "$2" ]; }
 # finished DIR: how many waiters of DIR wrote their exit code
 finished() { find "$1" -name '*.rc' | wc -l; }
 finished_is() { [ "$(finished "$1")" -eq "$2" ]; }
@@ -114,6 +116,16 @@ assert_eq "$(cat "$TEST_TMP"/one/*.out | sort | tr '\n' ,)" "message 1,message 2
 expect 1 "$RCOORD" signal send go late --one
 pass "--one with five waiters wakes exactly one, five times: each message to one waiter"
 
+# counts are exact: after --one took one of three, a broadcast reaches the other two
+start_waiters "$TEST_TMP/count" 3 cnt --timeout 30s
+wait_until 5 registered cnt 3 || fail "the three waiters did not register"
+expect 0 "$RCOORD" signal send cnt first --one
+expect 0 "$RCOORD" signal send cnt rest
+assert_eq "$OUT" 2 "the broadcast counts the two waiters still waiting"
+wait_until 3 finished_is "$TEST_TMP/count" 3 || fail "not all three returned"
+assert_eq "$(cat "$TEST_TMP"/count/*.out | sort | tr '\n' ,)" "first,rest,rest,"
+pass "receiver counts are exact: --one then a broadcast reach 1 + 2 of 3 waiters"
+
 # ---- Proof: a broadcast wakes all five ----
 start_waiters "$TEST_TMP/bcast" 5 all --timeout 30s
 wait_until 5 registered all 5 || fail "the five waiters did not register"
@@ -141,7 +153,7 @@ wait_until 5 registered dead 5 || fail "the waiters did not register"
   kill -9 "${pids[@]}"
   for p in "${pids[@]}"; do wait "$p" || true; done
 } 2>/dev/null
-wait_until 3 subscribed 'rcoord:{signal:dead}' 1 || fail "the server did not drop the dead connections"
+wait_until 3 listening dead 1 || fail "the server did not drop the dead connections"
 registered dead 5 || fail "the dead waiters should still be registered"
 expect 0 "$RCOORD" signal send dead 'for the living' --one
 assert_eq "$OUT" 1

@@ -87,6 +87,19 @@ TEST_CASE_FIXTURE(SignalFixture, "a broadcast reaches every waiter, --one exactl
   CHECK(got == std::vector<std::string>{"msg0", "msg1", "msg2"});
 }
 
+TEST_CASE_FIXTURE(SignalFixture, "a send counts the waiters that take it, each once") {
+  std::vector<std::unique_ptr<Waiter>> waiters;
+  for (int i = 0; i < 3; ++i) {
+    waiters.push_back(std::make_unique<Waiter>(keys, std::vector<std::string>{"n"},
+                                               signaling::WaitOptions{Millis(5000), false}));
+  }
+  wait_registered("n", 3);
+  CHECK(signaling::send(conn, keys, "n", "one", true).receivers == 1);
+  CHECK(signaling::send(conn, keys, "n", "rest", false).receivers == 2);
+  CHECK(signaling::send(conn, keys, "n", "late", false).receivers == 0);
+  for (auto& w : waiters) w->join();
+}
+
 TEST_CASE_FIXTURE(SignalFixture, "a timeout ends the wait with nothing, and binary data passes") {
   auto start = std::chrono::steady_clock::now();
   auto r = signaling::wait(conn, keys, {"t"}, {Millis(300), false});
