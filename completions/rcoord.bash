@@ -7,7 +7,8 @@ _rcoord_global_opts='-u --url --password-file --timeout --prefix -o --output --j
 
 # Options (global or per verb) that take a value in the next word.
 _rcoord_opts_with_arg='-u --url --password-file --timeout --prefix -o --output --config -h -p -n
-  -a --pass --user -s --ttl --wait --token -E --conflict-exit-code --kill-grace --min-hold'
+  -a --pass --user -s --ttl --wait --token -E --conflict-exit-code --kill-grace --min-hold
+  --id --count --by'
 
 _rcoord_takes_arg() {
   local o
@@ -22,13 +23,32 @@ _rcoord_reply() {
   mapfile -t COMPREPLY < <(compgen -W "$1" -- "$2")
 }
 
-# Options of each lock verb (--help is among the global ones).
+# Options of each verb, by command and verb (--help is among the global ones).
 _rcoord_verb_opts() {
+  case $1:$2 in
+    lock:acquire) echo '--ttl --wait --token' ;;
+    lock:release) echo '--token' ;;
+    lock:extend) echo '--token --ttl' ;;
+    lock:run) echo '--ttl --wait --token -E --conflict-exit-code --kill-grace --min-hold --' ;;
+    elect:campaign) echo '--id --ttl --wait' ;;
+    elect:resign) echo '--id' ;;
+    elect:observe) echo '--timeout' ;;
+    elect:run) echo '--id --ttl --wait -E --conflict-exit-code --kill-grace --' ;;
+    signal:send) echo '--one' ;;
+    signal:wait) echo '--timeout --all' ;;
+    latch:init) echo '--count --ttl' ;;
+    latch:down) echo '--by' ;;
+    latch:wait) echo '--timeout' ;;
+  esac
+}
+
+# The verbs of a command.
+_rcoord_verbs() {
   case $1 in
-    acquire) echo '--ttl --wait --token' ;;
-    release) echo '--token' ;;
-    extend) echo '--token --ttl' ;;
-    run) echo '--ttl --wait --token -E --conflict-exit-code --kill-grace --min-hold --' ;;
+    lock) echo 'acquire release extend status break run' ;;
+    elect) echo 'campaign status resign observe run' ;;
+    signal) echo 'send wait' ;;
+    latch) echo 'init down wait status' ;;
   esac
 }
 
@@ -47,7 +67,7 @@ _rcoord() {
   COMPREPLY=()
 
   # Walk the words before the cursor: find the command, the verb, the positional
-  # arguments after the verb, and where the child command of `lock run` starts.
+  # arguments after the verb, and where the child command of `lock run`/`elect run` starts.
   local i word command='' verb='' nargs=0 cmd_start=0
   for ((i = 1; i < COMP_CWORD; i++)); do
     word=${COMP_WORDS[i]}
@@ -64,22 +84,23 @@ _rcoord() {
     fi
     if [[ -z $command ]]; then
       command=$word
-    elif [[ $command == lock && -z $verb ]]; then
+    elif [[ -n $(_rcoord_verbs "$command") && -z $verb ]]; then
       verb=$word
     else
       ((nargs++))
-      if [[ $command == lock && $verb == run && $nargs -eq 2 ]]; then
+      if [[ ($command == lock || $command == elect) && $verb == run && $nargs -eq 2 ]]; then
         # `lock run NAME CMD...` without `--`: the command starts here.
         cmd_start=$i
         break
       fi
     fi
   done
-  if [[ $cmd_start -eq 0 && $command == lock && $verb == run && $nargs -eq 1 && $cur != -* ]]; then
+  if [[ $cmd_start -eq 0 && ($command == lock || $command == elect) && $verb == run && $nargs -eq 1 &&
+    $cur != -* ]]; then
     cmd_start=$COMP_CWORD
   fi
 
-  # lock run NAME -- CMD...: complete the child's command line.
+  # lock run NAME -- CMD... (or elect run): complete the child's command line.
   if ((cmd_start > 0)); then
     if ((COMP_CWORD == cmd_start)); then
       mapfile -t COMPREPLY < <(compgen -c -- "$cur" | sort -u)
@@ -125,7 +146,15 @@ _rcoord() {
       return 0
       ;;
     --timeout)
-      _rcoord_reply '500ms 1s 2s 5s 10s' "$cur"
+      if [[ $verb == wait || $verb == observe ]]; then
+        _rcoord_reply 'forever 10s 30s 1m 5m 10m 1h' "$cur"
+      else
+        _rcoord_reply '500ms 1s 2s 5s 10s' "$cur"
+      fi
+      return 0
+      ;;
+    --count | --by)
+      _rcoord_reply '1 2 3 4 5 8 10' "$cur"
       return 0
       ;;
     --ttl | --kill-grace | --min-hold)
@@ -140,22 +169,22 @@ _rcoord() {
       _rcoord_reply '0 1 75' "$cur"
       return 0
       ;;
-    -a | --pass | --user | --prefix | --token)
+    -a | --pass | --user | --prefix | --token | --id)
       return 0
       ;;
   esac
 
   if [[ $cur == -* ]]; then
     local opts=$_rcoord_global_opts
-    [[ $command == lock && -n $verb ]] && opts="$opts $(_rcoord_verb_opts "$verb")"
+    [[ -n $verb ]] && opts="$opts $(_rcoord_verb_opts "$command" "$verb")"
     _rcoord_reply "$opts" "$cur"
     return 0
   fi
 
   if [[ -z $command ]]; then
-    _rcoord_reply 'lock ping' "$cur"
-  elif [[ $command == lock && -z $verb ]]; then
-    _rcoord_reply 'acquire release extend status break run' "$cur"
+    _rcoord_reply 'lock elect signal latch ping' "$cur"
+  elif [[ -z $verb ]]; then
+    _rcoord_reply "$(_rcoord_verbs "$command")" "$cur"
   fi
   return 0
 }

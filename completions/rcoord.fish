@@ -14,7 +14,7 @@ function __rcoord_args
         switch $t
             case --
                 return
-            case -u --url --password-file --timeout --prefix -o --output --config -h -p -n -a --pass --user -s --ttl --wait --token -E --conflict-exit-code --kill-grace --min-hold
+            case -u --url --password-file --timeout --prefix -o --output --config -h -p -n -a --pass --user -s --ttl --wait --token -E --conflict-exit-code --kill-grace --min-hold --id --count --by
                 set skip 1
             case '-*'
             case '*'
@@ -35,12 +35,24 @@ function __rcoord_needs_lock_verb
     test (count $args) -eq 1; and test "$args[1]" = lock
 end
 
-# True when completing the command that `lock run NAME --` will run.
+# True when the command is $argv[1] and no verb has been given yet.
+function __rcoord_needs_verb_of
+    set -l args (__rcoord_args)
+    test (count $args) -eq 1; and test "$args[1]" = $argv[1]
+end
+
+# True when the command is $argv[1] and the verb $argv[2].
+function __rcoord_verb_is
+    set -l args (__rcoord_args)
+    test (count $args) -ge 2; and test "$args[1]" = $argv[1]; and test "$args[2]" = $argv[2]
+end
+
+# True when completing the command that `lock run NAME --` (or `elect run`) will run.
 function __rcoord_in_child_command
     set -l tokens (commandline -opc)
     contains -- -- $tokens; or return 1
     set -l args (__rcoord_args)
-    test "$args[1]" = lock; and test "$args[2]" = run
+    contains -- "$args[1]" lock elect; and test "$args[2]" = run
 end
 
 # Completes the child's command line as if it were typed on its own.
@@ -74,6 +86,9 @@ complete -c rcoord -n $global -l version -d 'Print the version and exit'
 
 # Commands.
 complete -c rcoord -n __rcoord_needs_command -a lock -d 'Mutual exclusion with a TTL and fencing tokens'
+complete -c rcoord -n __rcoord_needs_command -a elect -d 'Leader election with a lease and fencing terms'
+complete -c rcoord -n __rcoord_needs_command -a signal -d 'Send and wait for signals on named channels'
+complete -c rcoord -n __rcoord_needs_command -a latch -d 'Count-down latches: wait until N parties are done'
 complete -c rcoord -n __rcoord_needs_command -a ping -d 'Check the server: version, mode, round-trip time'
 
 # lock verbs.
@@ -109,4 +124,49 @@ complete -c rcoord -n $run -l token -x -d 'Use this token instead of a random on
 complete -c rcoord -n $run -s E -l conflict-exit-code -x -a '0 1 75' -d 'Exit code when the lock is busy (default 1)'
 complete -c rcoord -n $run -l kill-grace -x -a '1s 5s 10s 30s' -d 'On loss, SIGKILL this long after SIGTERM (default 10s)'
 complete -c rcoord -n $run -l min-hold -x -a '1m 5m 10m 15m 1h' -d 'Keep the lock until DUR after acquisition'
+
+# elect verbs.
+complete -c rcoord -n '__rcoord_needs_verb_of elect' -a campaign -d 'Become leader (or renew) and print the term'
+complete -c rcoord -n '__rcoord_needs_verb_of elect' -a status -d 'Show the leader, its term and remaining lease'
+complete -c rcoord -n '__rcoord_needs_verb_of elect' -a resign -d 'Step down if ID leads, and wake a candidate'
+complete -c rcoord -n '__rcoord_needs_verb_of elect' -a observe -d 'Print the leader now and on every change'
+complete -c rcoord -n '__rcoord_needs_verb_of elect' -a run -d 'Run a command while this candidate leads'
+
+# elect campaign
+set -l campaign '__rcoord_verb_is elect campaign'
+complete -c rcoord -n $campaign -l id -x -a '(hostname)' -d "This candidate's id (unique per process)"
+complete -c rcoord -n $campaign -l ttl -x -a '5s 10s 30s 1m' -d 'Lease length (default 10s)'
+complete -c rcoord -n $campaign -l wait -x -a 'forever 10s 30s 1m 5m 10m' -d 'Wait up to DUR (or forever) to become leader'
+
+# elect resign
+complete -c rcoord -n '__rcoord_verb_is elect resign' -l id -x -a '(hostname)' -d "The leader's id"
+
+# elect observe
+complete -c rcoord -n '__rcoord_verb_is elect observe' -l timeout -x -a 'forever 10s 30s 1m 5m 10m 1h' -d 'Observe for DUR, then exit 0'
+
+# elect run
+set -l erun '__rcoord_verb_is elect run; and not __rcoord_in_child_command'
+complete -c rcoord -n $erun -l id -x -a '(hostname)' -d "This candidate's id (unique per process)"
+complete -c rcoord -n $erun -l ttl -x -a '5s 10s 30s 1m' -d 'Lease length, renewed every TTL/3 (default 10s)'
+complete -c rcoord -n $erun -l wait -x -a 'forever 10s 30s 1m 5m 10m' -d 'Wait up to DUR (or forever) to become leader'
+complete -c rcoord -n $erun -s E -l conflict-exit-code -x -a '0 1 75' -d 'Exit code when another candidate leads (default 1)'
+complete -c rcoord -n $erun -l kill-grace -x -a '1s 5s 10s 30s' -d 'On loss, SIGKILL this long after SIGTERM (default 10s)'
+
+# signal verbs.
+complete -c rcoord -n '__rcoord_needs_verb_of signal' -a send -d 'Send DATA to the waiters of CHANNEL; print how many'
+complete -c rcoord -n '__rcoord_needs_verb_of signal' -a wait -d 'Wait for a message on any CHANNEL; print its data'
+complete -c rcoord -n '__rcoord_verb_is signal send' -l one -d 'Deliver to exactly one waiting receiver, chosen at random'
+complete -c rcoord -n '__rcoord_verb_is signal wait' -l timeout -x -a 'forever 10s 30s 1m 5m 10m 1h' -d 'Wait up to DUR, then exit 1'
+complete -c rcoord -n '__rcoord_verb_is signal wait' -l all -d 'Wait for one message on every channel'
+
+# latch verbs.
+complete -c rcoord -n '__rcoord_needs_verb_of latch' -a init -d 'Create a latch with a count (an existing one is kept)'
+complete -c rcoord -n '__rcoord_needs_verb_of latch' -a down -d 'Count a latch down; print the count left'
+complete -c rcoord -n '__rcoord_needs_verb_of latch' -a wait -d 'Wait until the count is 0 (at once if it is)'
+complete -c rcoord -n '__rcoord_needs_verb_of latch' -a status -d 'Show the count left'
+complete -c rcoord -n '__rcoord_verb_is latch init' -l count -x -a '1 2 3 4 5 8 10' -d 'The count to start from'
+complete -c rcoord -n '__rcoord_verb_is latch init' -l ttl -x -a '1h 6h 24h' -d 'Delete the latch this long after init'
+complete -c rcoord -n '__rcoord_verb_is latch down' -l by -x -a '1 2 3' -d 'Count down by K (default 1)'
+complete -c rcoord -n '__rcoord_verb_is latch wait' -l timeout -x -a 'forever 10s 30s 1m 5m 10m 1h' -d 'Wait up to DUR, then exit 1'
+
 complete -c rcoord -n __rcoord_in_child_command -x -a '(__rcoord_complete_child)'

@@ -265,3 +265,17 @@ for i in 1 2 3 4 5; do wait "${runner_of[$i]}" 2>/dev/null || true; done
 alive "$child" && fail "the last leader's command survived SIGTERM"
 expect 1 "$RCOORD" elect status crash
 pass "kill -9 of the leader: a new leader within TTL + 1 s, with a higher term, three times"
+
+# bash completion knows the new groups, their verbs and options, and the child of elect run
+complete_words() {
+  bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1));
+           COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}; _rcoord; echo "${COMPREPLY[*]}"' \
+    _ "$RCOORD_SOURCE_DIR/completions/rcoord.bash" "$@"
+}
+assert_eq "$(complete_words rcoord el)" elect
+assert_eq "$(complete_words rcoord elect o)" observe
+assert_eq "$(complete_words rcoord latch '')" "init down wait status"
+assert_contains "$(complete_words rcoord signal wait ch --a)" --all
+assert_contains "$(complete_words rcoord elect run x --ki)" --kill-grace
+assert_contains "$(complete_words rcoord elect run x -- ech)" echo
+pass "bash completion: elect, signal, latch"
