@@ -11,12 +11,14 @@
 #include "bloom_command.hpp"
 #include "complete_command.hpp"
 #include "context.hpp"
+#include "elect_command.hpp"
 #include "errors.hpp"
 #include "limit_command.hpp"
 #include "lock_command.hpp"
 #include "ops_command.hpp"
 #include "queue_command.hpp"
 #include "sem_command.hpp"
+#include "signal_command.hpp"
 #include "signals.hpp"
 
 namespace {
@@ -93,7 +95,8 @@ constexpr Command kCommands[] = {
     {"doctor", rcoord::cmd::add_doctor}, {"lock", rcoord::cmd::add_lock},
     {"limit", rcoord::cmd::add_limit},   {"pf", rcoord::cmd::add_pf},
     {"ping", rcoord::cmd::add_ops},      {"sem", rcoord::cmd::add_sem},
-    {"queue", rcoord::cmd::add_queue},
+    {"queue", rcoord::cmd::add_queue},   {"elect", rcoord::cmd::add_elect},
+    {"signal", rcoord::cmd::add_signal}, {"latch", rcoord::cmd::add_latch},
 };
 
 // Global options that take a value in the next argument (`-p 6379`).

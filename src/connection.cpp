@@ -301,6 +301,34 @@ Reply Connection::command_blocking(const Args& args, Millis block) {
   return r;
 }
 
+Reply Connection::receive(Millis block) {
+  if (fd_ < 0) {
+    throw Error(kConnection, fmt::format("not connected to {}", endpoint_.describe()),
+                "subscribe before waiting for messages");
+  }
+  auto deadline = Clock::now() + block;
+  for (;;) {
+    void* raw = nullptr;
+    if (redisReaderGetReply(reader_, &raw) != REDIS_OK) {
+      fail(fmt::format("protocol error from {}: {}", endpoint_.describe(), reader_->errstr),
+           "is this a Redis server? check --url");
+    }
+    if (raw != nullptr) return Reply(static_cast<redisReply*>(raw));
+    if (!wait_for(POLLIN, deadline)) return nullptr;
+    char buf[16384];
+    ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
+    if (n > 0) {
+      redisReaderFeed(reader_, buf, static_cast<std::size_t>(n));
+    } else if (n == 0) {
+      fail(fmt::format("connection to {} closed by the server", endpoint_.describe()),
+           "check the server log; it may have restarted or hit its client limits");
+    } else if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK) {
+      fail(fmt::format("cannot read from {}: {}", endpoint_.describe(), std::strerror(errno)),
+           "check that the server is up");
+    }
+  }
+}
+
 std::vector<Reply> Connection::pipeline(const std::vector<Args>& commands) {
   ensure_connected();
   std::string out;

@@ -58,6 +58,10 @@ class Connection {
   void send_formatted(std::string_view resp);
   /// The next reply of a send_formatted() stream (error replies included, not thrown).
   Reply receive();
+  /// Waits up to `block` for a reply the server sends unasked (a pub/sub message on a
+  /// subscribed connection); nullptr when none came in time. I/O failures throw
+  /// Error(kConnection); a managed signal interrupts the wait with Error(kInterrupted).
+  Reply receive(Millis block);
 
   /// Connects now (if not connected). Throws Error(kConnection).
   void ensure_connected();

@@ -81,7 +81,7 @@ TEST_CASE("a paused server gives a connection error within about the timeout") {
   CHECK(rcoord::reply_string(conn.command({"PING"}).get()) == "PONG");
 }
 
-TEST_CASE("ACL users authenticate; wrong passwords are connection errors") {
+TEST_CASE("ACL users authenticate, and wrong passwords are connection errors") {
   rcoord::test::RedisServer server;
   auto admin = server.connect();
   admin.command({"ACL", "SETUSER", "app", "on", ">s3cret", "~*", "+@all"});

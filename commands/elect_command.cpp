@@ -1,0 +1,264 @@
+#include "elect_command.hpp"
+
+#include <fmt/format.h>
+
+#include "errors.hpp"
+#include "signals.hpp"
+#include "supervise.hpp"
+#include "token.hpp"
+
+namespace rcoord::elect {
+
+void to_json(nlohmann::ordered_json& j, const Campaign& r) {
+  if (r.leader) {
+    j = {{"leader", true}, {"name", r.name},     {"id", r.id},
+         {"term", r.term}, {"ttl_ms", r.ttl_ms}, {"waited_ms", r.waited_ms}};
+  } else {
+    j = {{"leader", false},         {"name", r.name},     {"id", r.id},
+         {"term", r.term},          {"ttl_ms", r.ttl_ms}, {"waited_ms", r.waited_ms},
+         {"leader_id", r.leader_id}};
+  }
+}
+std::string to_text(const Campaign& r) { return r.leader ? std::to_string(r.term) : ""; }
+
+void to_json(nlohmann::ordered_json& j, const Resigned& r) {
+  j = {{"resigned", r.resigned}, {"name", r.name}, {"id", r.id}, {"term", r.term}};
+}
+std::string to_text(const Resigned& r) { return r.resigned ? "resigned" : ""; }
+
+void to_json(nlohmann::ordered_json& j, const Status& r) {
+  j = {
+      {"leader", r.leader}, {"name", r.name}, {"id", r.id}, {"term", r.term}, {"ttl_ms", r.ttl_ms}};
+}
+std::string to_text(const Status& r) {
+  return fmt::format("leader: {}\nname: {}\nid: {}\nterm: {}\nttl_ms: {}\n", r.leader, r.name, r.id,
+                     r.term, r.ttl_ms);
+}
+
+void to_json(nlohmann::ordered_json& j, const Change& r) { to_json(j, r.state); }
+// The leader's id, or an empty line when nobody leads.
+std::string to_text(const Change& r) { return r.state.id + "\n"; }
+
+}  // namespace rcoord::elect
+
+namespace rcoord::cmd {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct ElectArgs {
+  std::string name;
+  std::string id;
+  std::string ttl = "10s";
+  std::string wait;     // empty: try once
+  std::string timeout;  // observe: empty means until interrupted
+  int conflict_exit_code = kNo;
+  std::string kill_grace = "10s";
+  std::vector<std::string> command;
+};
+
+std::optional<Millis> wait_option(const ElectArgs& a) {
+  if (a.wait.empty()) return std::nullopt;
+  return wait_or_throw("--wait", a.wait);
+}
+
+std::string seconds(std::int64_t ms) {
+  return fmt::format("{:.1f}s", static_cast<double>(ms) / 1000);
+}
+
+void note_not_leader(Context& ctx, const elect::Campaign& r) {
+  if (r.leader_id == r.id) {
+    ctx.out().note(fmt::format(
+        "rcoord: '{}' is led by id '{}' (term {}, {} left) in another process: give each "
+        "process its own --id",
+        r.name, r.leader_id, r.term, seconds(r.ttl_ms)));
+    return;
+  }
+  ctx.out().note(fmt::format("rcoord: '{}' is led by '{}' (term {}, {} left)", r.name, r.leader_id,
+                             r.term, seconds(r.ttl_ms)));
+}
+
+// Campaigns; a signal while waiting gives back whatever the interrupted request may have
+// won (the token is ours, so the resignation is exact) and ends with Error(kInterrupted).
+elect::Campaign campaign_or_abort(Context& ctx, const std::string& name,
+                                  const elect::CampaignOptions& opts) {
+  signals::install();
+  try {
+    auto r = elect::campaign(ctx.conn(), ctx.keys(), name, opts);
+    if (signals::pending() == 0) return r;
+  } catch (const Error& e) {
+    if (e.code() != kInterrupted) throw;
+  }
+  signals::Uninterruptible quiet;
+  try {
+    elect::resign(ctx.conn(), ctx.keys(), name, {opts.id, std::nullopt, opts.token});
+  } catch (const Error&) {
+    // Unreachable now: whatever was won expires with its TTL.
+  }
+  throw Error(kInterrupted, fmt::format("interrupted while campaigning for '{}'", name),
+              "this process does not lead");
+}
+
+int run_campaign(Context& ctx, const ElectArgs& a) {
+  elect::CampaignOptions opts{a.id, duration_or_throw("--ttl", a.ttl), wait_option(a), false,
+                              random_token()};
+  auto r = campaign_or_abort(ctx, a.name, opts);
+  ctx.out().emit(r);
+  if (!r.leader) note_not_leader(ctx, r);
+  return r.leader ? kYes : kNo;
+}
+
+int run_status(Context& ctx, const ElectArgs& a) {
+  auto r = elect::status(ctx.conn(), ctx.keys(), a.name);
+  ctx.out().emit(r);
+  return r.leader ? kYes : kNo;
+}
+
+int run_resign(Context& ctx, const ElectArgs& a) {
+  auto r = elect::resign(ctx.conn(), ctx.keys(), a.name, {a.id, std::nullopt, {}});
+  ctx.out().emit(r);
+  if (!r.resigned) ctx.out().note(fmt::format("rcoord: '{}' is not led by '{}'", a.name, a.id));
+  return r.resigned ? kYes : kNo;
+}
+
+int run_observe(Context& ctx, const ElectArgs& a) {
+  std::optional<Millis> duration;
+  if (!a.timeout.empty()) duration = wait_or_throw("--timeout", a.timeout);
+  if (duration == Millis::max()) duration.reset();
+  signals::install();
+  try {
+    elect::observe(ctx.conn(), ctx.keys(), a.name, duration,
+                   [&](const elect::Status& s) { ctx.out().emit(elect::Change{s}); });
+  } catch (const Error& e) {
+    // Ctrl-C (or SIGTERM) is how a stream is usually ended: no message for it.
+    if (e.code() == kInterrupted && signals::pending() != 0) return 128 + signals::pending();
+    throw;
+  }
+  return kYes;
+}
+
+int run_run(Context& ctx, const ElectArgs& a) {
+  Millis ttl = duration_or_throw("--ttl", a.ttl);
+  Millis kill_grace = duration_or_throw("--kill-grace", a.kill_grace);
+  if (a.command.empty()) {
+    throw Error(kUsage, "elect run needs a command", "put it after --, e.g. -- ./scheduler.sh");
+  }
+  elect::CampaignOptions opts{a.id, ttl, wait_option(a), true, random_token()};
+  auto r = campaign_or_abort(ctx, a.name, opts);
+  if (!r.leader) {
+    ctx.out().emit(r);  // JSON: the not-leader object; text: nothing (stdout is the command's)
+    note_not_leader(ctx, r);
+    return a.conflict_exit_code;
+  }
+
+  Lease lease{ttl, [&] { return elect::renew(ctx.conn(), ctx.keys(), a.name, a.id, r.term, ttl); }};
+  SuperviseOptions sup{
+      a.command,
+      {{"RCOORD_TERM", std::to_string(r.term)}, {"RCOORD_ELECTION", a.name}, {"RCOORD_ID", a.id}},
+      kill_grace};
+  SuperviseResult result = supervise(sup, lease);
+  if (result.lost) {
+    ctx.out().warn(fmt::format(
+        "rcoord: leadership of '{}' (term {}) was lost while the command ran: {} (the command "
+        "was terminated)",
+        a.name, r.term, result.lost_reason));
+    return kLost;
+  }
+  signals::Uninterruptible quiet;
+  try {
+    elect::resign(ctx.conn(), ctx.keys(), a.name, {a.id, r.term, opts.token});
+  } catch (const Error& e) {
+    ctx.out().warn(
+        fmt::format("rcoord: could not step down from '{}': {} (the lease expires by "
+                    "its TTL)",
+                    a.name, e.what()));
+  }
+  return result.exit_code;
+}
+
+template <typename Fn>
+void on_parse(CLI::App* verb, Context& ctx, std::shared_ptr<ElectArgs> args, Fn fn) {
+  verb->callback([&ctx, args, fn] { ctx.action = [&ctx, args, fn] { return fn(ctx, *args); }; });
+}
+
+void add_name(CLI::App* verb, ElectArgs& a) {
+  verb->add_option("name", a.name, "Election name")->required();
+}
+
+void add_id(CLI::App* verb, ElectArgs& a, const std::string& what) {
+  verb->add_option("--id", a.id, what)->required()->type_name("ID");
+}
+
+void add_ttl(CLI::App* verb, ElectArgs& a, const std::string& what) {
+  verb->add_option("--ttl", a.ttl, what)->type_name("DURATION")->check(kDurationCheck);
+}
+
+void add_wait(CLI::App* verb, ElectArgs& a) {
+  verb->add_option("--wait", a.wait,
+                   "Wait up to DUR (or forever) to become leader; default: try once")
+      ->type_name("DURATION|forever")
+      ->check(kWaitCheck);
+}
+
+}  // namespace
+
+void add_elect(CLI::App& app, Context& ctx) {
+  auto* elect = app.add_subcommand("elect", "Leader election with a lease and fencing terms");
+  elect->require_subcommand(1);
+
+  auto camp = std::make_shared<ElectArgs>();
+  auto* c = elect->add_subcommand("campaign", "Become leader (or renew) and print the term");
+  add_name(c, *camp);
+  add_id(c, *camp, "This candidate's id (unique per process)");
+  add_ttl(c, *camp, "Lease length (default 10s); campaign again within it to stay leader");
+  add_wait(c, *camp);
+  c->footer("Example: TERM=$(rcoord elect campaign scheduler --id \"$(hostname)\" --ttl 30s)");
+  on_parse(c, ctx, camp, run_campaign);
+
+  auto st = std::make_shared<ElectArgs>();
+  auto* s = elect->add_subcommand("status", "Show the leader, its term and remaining lease");
+  add_name(s, *st);
+  s->footer("Example: rcoord elect status scheduler --json");
+  on_parse(s, ctx, st, run_status);
+
+  auto res = std::make_shared<ElectArgs>();
+  auto* r = elect->add_subcommand("resign", "Step down if ID leads, and wake a candidate");
+  add_name(r, *res);
+  add_id(r, *res, "The leader's id");
+  r->footer("Example: rcoord elect resign scheduler --id \"$(hostname)\"");
+  on_parse(r, ctx, res, run_resign);
+
+  auto obs = std::make_shared<ElectArgs>();
+  auto* o = elect->add_subcommand("observe", "Print the leader now and on every change");
+  add_name(o, *obs);
+  o->add_option("--timeout", obs->timeout,
+                "Observe for DUR, then exit 0 (default: until interrupted)")
+      ->type_name("DURATION|forever")
+      ->check(kWaitCheck);
+  o->footer(
+      "Example: rcoord elect observe scheduler | while read -r leader; do ...; done\n"
+      "Text: one line per change, the leader's id (an empty line: nobody leads).");
+  on_parse(o, ctx, obs, run_observe);
+
+  auto run = std::make_shared<ElectArgs>();
+  auto* x = elect->add_subcommand("run", "Run a command while this candidate leads");
+  add_name(x, *run);
+  add_id(x, *run, "This candidate's id (unique per process)");
+  add_ttl(x, *run, "Lease length, renewed every TTL/3 (default 10s)");
+  add_wait(x, *run);
+  x->add_option("-E,--conflict-exit-code", run->conflict_exit_code,
+                "Exit code when another candidate leads (default 1)")
+      ->type_name("CODE")
+      ->check(CLI::Range(0, 255).description(""));
+  x->add_option("--kill-grace", run->kill_grace,
+                "On loss of leadership, SIGKILL the command this long after SIGTERM (default 10s)")
+      ->type_name("DURATION")
+      ->check(kDurationCheck);
+  x->add_option("command", run->command, "The command and its arguments, after --")->required();
+  x->footer(
+      "Example: rcoord elect run scheduler --id \"$(hostname)\" --wait forever -- ./scheduler\n"
+      "The command gets RCOORD_TERM, RCOORD_ELECTION and RCOORD_ID in its environment.");
+  on_parse(x, ctx, run, run_run);
+}
+
+}  // namespace rcoord::cmd

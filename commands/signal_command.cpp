@@ -1,0 +1,251 @@
+#include "signal_command.hpp"
+
+#include <fmt/format.h>
+
+#include "errors.hpp"
+#include "signals.hpp"
+
+namespace rcoord::signaling {
+
+void to_json(nlohmann::ordered_json& j, const Sent& r) {
+  j = {{"channel", r.channel}, {"receivers", r.receivers}};
+}
+std::string to_text(const Sent& r) { return std::to_string(r.receivers); }
+
+void to_json(nlohmann::ordered_json& j, const Received& r) {
+  if (r.received) {
+    j = {{"received", true}, {"channel", r.channel}, {"data", r.data}};
+  } else {
+    j = {{"received", false}, {"channel", r.channel}};
+  }
+}
+// One line per message: its data as sent.
+std::string to_text(const Received& r) { return r.data + "\n"; }
+
+}  // namespace rcoord::signaling
+
+namespace rcoord::latch {
+
+namespace {
+nlohmann::ordered_json count_or_null(bool found, std::int64_t count) {
+  return found ? nlohmann::ordered_json(count) : nlohmann::ordered_json(nullptr);
+}
+}  // namespace
+
+void to_json(nlohmann::ordered_json& j, const Initialized& r) {
+  j = {{"created", r.created}, {"name", r.name}, {"count", r.count}};
+}
+std::string to_text(const Initialized& r) { return r.created ? std::to_string(r.count) : ""; }
+
+void to_json(nlohmann::ordered_json& j, const Counted& r) {
+  j = {{"name", r.name}, {"count", count_or_null(r.found, r.count)}};
+}
+std::string to_text(const Counted& r) { return r.found ? std::to_string(r.count) : ""; }
+
+void to_json(nlohmann::ordered_json& j, const Waited& r) {
+  j = {{"open", r.open},
+       {"name", r.name},
+       {"count", count_or_null(r.count.has_value(), r.count.value_or(0))},
+       {"waited_ms", r.waited_ms}};
+}
+std::string to_text(const Waited&) { return ""; }
+
+void to_json(nlohmann::ordered_json& j, const StatusView& r) { to_json(j, r.status); }
+std::string to_text(const StatusView& r) {
+  if (!r.status.found) return "";
+  return fmt::format("name: {}\ncount: {}\n", r.status.name, r.status.count);
+}
+
+}  // namespace rcoord::latch
+
+namespace rcoord::cmd {
+namespace {
+
+struct SignalArgs {
+  std::string channel;                // send
+  std::vector<std::string> channels;  // wait
+  std::string data;
+  bool one = false;
+  bool all = false;
+  std::string timeout;  // empty: no limit
+};
+
+struct LatchArgs {
+  std::string name;
+  std::int64_t count = -1;
+  std::int64_t by = 1;
+  std::string ttl;
+  std::string timeout;
+};
+
+// The verb's own --timeout (how long to wait for the event); `forever` or absent: no limit.
+std::optional<Millis> wait_timeout(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  Millis t = wait_or_throw("--timeout", text);
+  if (t == Millis::max()) return std::nullopt;
+  return t;
+}
+
+std::string for_how_long(const std::string& timeout) {
+  return timeout.empty() ? std::string() : fmt::format(" within {}", timeout);
+}
+
+int run_send(Context& ctx, const SignalArgs& a) {
+  auto r = signaling::send(ctx.conn(), ctx.keys(), a.channel, a.data, a.one);
+  ctx.out().emit(r);
+  if (r.receivers == 0) {
+    ctx.out().note(fmt::format("rcoord: nobody waits on channel '{}'", r.channel));
+  }
+  return r.receivers > 0 ? kYes : kNo;
+}
+
+int run_wait(Context& ctx, const SignalArgs& a) {
+  signaling::WaitOptions opts{wait_timeout(a.timeout), a.all};
+  signals::install();
+  auto r = signaling::wait(ctx.conn(), ctx.keys(), a.channels, opts);
+  for (const auto& channel : r.dropped) {
+    ctx.out().warn(fmt::format(
+        "rcoord: a --one message on '{}' came after this waiter was done, and nobody else "
+        "waited to take it over",
+        channel));
+  }
+  if (!r.complete) {
+    if (ctx.out().json()) {
+      for (const auto& m : r.messages) ctx.out().emit(m);
+    }
+    std::vector<std::string> missing;
+    for (const auto& m : r.messages) {
+      if (!m.received) missing.push_back("'" + m.channel + "'");
+    }
+    ctx.out().note(fmt::format("rcoord: no signal on {}{}", fmt::join(missing, ", "),
+                               for_how_long(a.timeout)));
+    return kNo;
+  }
+  for (const auto& m : r.messages) ctx.out().emit(m);
+  return kYes;
+}
+
+int run_init(Context& ctx, const LatchArgs& a) {
+  std::optional<Millis> ttl;
+  if (!a.ttl.empty()) ttl = duration_or_throw("--ttl", a.ttl);
+  auto r = latch::init(ctx.conn(), ctx.keys(), a.name, a.count, ttl);
+  ctx.out().emit(r);
+  if (!r.created) {
+    ctx.out().note(fmt::format("rcoord: latch '{}' exists already (count {}); it was left as it is",
+                               r.name, r.count));
+  }
+  return r.created ? kYes : kNo;
+}
+
+int run_down(Context& ctx, const LatchArgs& a) {
+  auto r = latch::down(ctx.conn(), ctx.keys(), a.name, a.by);
+  ctx.out().emit(r);
+  if (!r.found) {
+    ctx.out().note(
+        fmt::format("rcoord: there is no latch '{}' (create it with latch init)", a.name));
+  }
+  return r.found ? kYes : kNo;
+}
+
+int run_latch_wait(Context& ctx, const LatchArgs& a) {
+  signals::install();
+  auto r = latch::wait(ctx.conn(), ctx.keys(), a.name, wait_timeout(a.timeout));
+  ctx.out().emit(r);
+  if (!r.open) {
+    ctx.out().note(r.count
+                       ? fmt::format("rcoord: latch '{}' is still at {}{}", a.name, *r.count,
+                                     for_how_long(a.timeout))
+                       : fmt::format("rcoord: there is no latch '{}'{}", a.name,
+                                     for_how_long(a.timeout).empty()
+                                         ? std::string()
+                                         : " (it was not created" + for_how_long(a.timeout) + ")"));
+  }
+  return r.open ? kYes : kNo;
+}
+
+int run_latch_status(Context& ctx, const LatchArgs& a) {
+  auto r = latch::status(ctx.conn(), ctx.keys(), a.name);
+  ctx.out().emit(latch::StatusView{r});
+  if (!r.found) ctx.out().note(fmt::format("rcoord: there is no latch '{}'", a.name));
+  return r.found ? kYes : kNo;
+}
+
+template <typename Args, typename Fn>
+void on_parse(CLI::App* verb, Context& ctx, std::shared_ptr<Args> args, Fn fn) {
+  verb->callback([&ctx, args, fn] { ctx.action = [&ctx, args, fn] { return fn(ctx, *args); }; });
+}
+
+void add_timeout(CLI::App* verb, std::string& timeout, const std::string& what) {
+  verb->add_option("--timeout", timeout, what)->type_name("DURATION|forever")->check(kWaitCheck);
+}
+
+}  // namespace
+
+void add_signal(CLI::App& app, Context& ctx) {
+  auto* signal = app.add_subcommand("signal", "Send and wait for signals on named channels");
+  signal->require_subcommand(1);
+
+  auto snd = std::make_shared<SignalArgs>();
+  auto* s = signal->add_subcommand("send", "Send DATA to the waiters of CHANNEL; print how many");
+  s->add_option("channel", snd->channel, "Channel name")->required();
+  s->add_option("data", snd->data, "The message (default: empty)");
+  s->add_flag("--one", snd->one, "Deliver to exactly one waiting receiver, chosen at random");
+  s->footer("Example: rcoord signal send deploys done --one");
+  on_parse(s, ctx, snd, run_send);
+
+  auto wt = std::make_shared<SignalArgs>();
+  auto* w = signal->add_subcommand("wait", "Wait for a message on any CHANNEL; print its data");
+  w->add_option("channel", wt->channels, "Channel names")->required();
+  add_timeout(w, wt->timeout,
+              "Wait up to DUR for the message, then exit 1 (default: no limit); the global "
+              "I/O --timeout goes before the command");
+  w->add_flag("--all", wt->all, "Wait for one message on every channel (one line each)");
+  w->footer(
+      "Example: rcoord --timeout 1s signal wait deploys --timeout 30s\n"
+      "Only messages sent while waiting are received; see latch for a state that persists.");
+  on_parse(w, ctx, wt, run_wait);
+}
+
+void add_latch(CLI::App& app, Context& ctx) {
+  auto* latch = app.add_subcommand("latch", "Count-down latches: wait until N parties are done");
+  latch->require_subcommand(1);
+
+  auto in = std::make_shared<LatchArgs>();
+  auto* i = latch->add_subcommand("init", "Create a latch with a count (an existing one is kept)");
+  i->add_option("name", in->name, "Latch name")->required();
+  i->add_option("--count", in->count, "The count to start from (0 or more)")
+      ->required()
+      ->type_name("N")
+      ->check(CLI::NonNegativeNumber.description(""));
+  i->add_option("--ttl", in->ttl, "Delete the latch this long after init (default: never)")
+      ->type_name("DURATION")
+      ->check(kDurationCheck);
+  i->footer("Example: rcoord latch init \"tests-$CI_PIPELINE_ID\" --count 8 --ttl 24h");
+  on_parse(i, ctx, in, run_init);
+
+  auto dn = std::make_shared<LatchArgs>();
+  auto* d = latch->add_subcommand("down", "Count a latch down; print the count left");
+  d->add_option("name", dn->name, "Latch name")->required();
+  d->add_option("--by", dn->by, "Count down by K (default 1)")
+      ->type_name("K")
+      ->check(CLI::PositiveNumber.description(""));
+  d->footer("Example: rcoord latch down \"tests-$CI_PIPELINE_ID\"");
+  on_parse(d, ctx, dn, run_down);
+
+  auto wt = std::make_shared<LatchArgs>();
+  auto* w = latch->add_subcommand("wait", "Wait until the count is 0 (at once if it is)");
+  w->add_option("name", wt->name, "Latch name")->required();
+  add_timeout(w, wt->timeout,
+              "Wait up to DUR, then exit 1 (default: no limit); the global I/O --timeout "
+              "goes before the command");
+  w->footer("Example: rcoord latch wait \"tests-$CI_PIPELINE_ID\" --timeout 1h && ./publish.sh");
+  on_parse(w, ctx, wt, run_latch_wait);
+
+  auto st = std::make_shared<LatchArgs>();
+  auto* s = latch->add_subcommand("status", "Show the count left");
+  s->add_option("name", st->name, "Latch name")->required();
+  s->footer("Example: rcoord latch status \"tests-$CI_PIPELINE_ID\" --json");
+  on_parse(s, ctx, st, run_latch_status);
+}
+
+}  // namespace rcoord::cmd

@@ -1,0 +1,220 @@
+#include "elect.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <random>
+
+#include "errors.hpp"
+#include "lua_scripts.hpp"
+#include "pubsub.hpp"
+#include "script.hpp"
+#include "token.hpp"
+
+namespace rcoord::elect {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr std::string_view kType = "elect";
+
+// When no resignation wakes a waiting candidate (a leader crashed, a wake-up went to a
+// candidate that was killed), it retries anyway: at the leader's expiry, and at most every
+// kMaxBackoff.
+constexpr Millis kFirstBackoff{500};
+constexpr Millis kMaxBackoff{5000};
+// An observer reads the state this long after the lease it knows of should have ended.
+constexpr Millis kExpiryMargin{5};
+
+std::int64_t element_integer(const redisReply* r, std::size_t i) {
+  if (r->type != REDIS_REPLY_ARRAY || r->elements <= i) {
+    throw Error(kServer, "unexpected reply from an election script");
+  }
+  return reply_integer(r->element[i]);
+}
+
+std::string element_string(const redisReply* r, std::size_t i) {
+  if (r->type != REDIS_REPLY_ARRAY || r->elements <= i) {
+    throw Error(kServer, "unexpected reply from an election script");
+  }
+  return reply_string(r->element[i]);
+}
+
+Millis jittered(Millis base) {
+  static std::minstd_rand rng{std::random_device{}()};
+  std::uniform_int_distribution<std::int64_t> spread(0,
+                                                     std::max<std::int64_t>(1, base.count() / 5));
+  return base + Millis(spread(rng));
+}
+
+Millis since(Clock::time_point start) {
+  return std::chrono::duration_cast<Millis>(Clock::now() - start);
+}
+
+std::string blpop_seconds(Millis block) {
+  return fmt::format("{}.{:03}", block.count() / 1000, block.count() % 1000);
+}
+
+void check_id(std::string_view id) {
+  if (id.empty()) throw Error(kUsage, "empty --id", "give each candidate a non-empty id");
+}
+
+std::string channel(const Keys& keys, std::string_view name) {
+  return keys.aux(kType, name, "changes");
+}
+
+// Reads one number off the front of `text` (followed by a space or the end).
+bool take_number(std::string_view& text, std::int64_t& out) {
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  if (ec != std::errc{}) return false;
+  text.remove_prefix(static_cast<std::size_t>(end - text.data()));
+  if (!text.empty()) {
+    if (text.front() != ' ') return false;
+    text.remove_prefix(1);
+  }
+  return true;
+}
+
+// An announcement of elect_campaign ('L <term> <ttl_ms> <id>') or elect_resign ('V <term>').
+std::optional<Status> parse_announcement(std::string_view name, std::string_view text) {
+  Status s;
+  s.name = std::string(name);
+  if (text.size() < 3 || text[1] != ' ') return std::nullopt;
+  char kind = text[0];
+  text.remove_prefix(2);
+  if (!take_number(text, s.term)) return std::nullopt;
+  if (kind == 'V') return text.empty() ? std::optional<Status>(s) : std::nullopt;
+  if (kind != 'L' || !take_number(text, s.ttl_ms) || text.empty()) return std::nullopt;
+  s.leader = true;
+  s.id = std::string(text);
+  return s;
+}
+
+// The order of states: the leader of term t, then the vacancy after it, then term t+1.
+std::int64_t sequence(const Status& s) { return s.term * 2 + (s.leader ? 0 : 1); }
+
+}  // namespace
+
+Campaign campaign(Connection& conn, const Keys& keys, std::string_view name,
+                  const CampaignOptions& opts) {
+  check_name("election", name);
+  check_id(opts.id);
+  if (opts.ttl.count() <= 0) throw Error(kUsage, "--ttl must be positive", "use e.g. --ttl 10s");
+  Campaign result;
+  result.name = std::string(name);
+  result.id = opts.id;
+  Args script_keys{keys.object(kType, name), keys.aux(kType, name, "term")};
+  Args args{opts.id, std::to_string(opts.ttl.count()), channel(keys, name),
+            opts.exclusive ? "1" : "0", opts.token.empty() ? random_token() : opts.token};
+  std::string wake_key = keys.aux(kType, name, "wake");
+
+  auto start = Clock::now();
+  Millis backoff = kFirstBackoff;
+  for (;;) {
+    Reply r = eval(conn, lua::kElectCampaign, script_keys, args);
+    result.waited_ms = since(start).count();
+    result.leader = element_integer(r.get(), 0) == 1;
+    result.term = element_integer(r.get(), 1);
+    result.ttl_ms = std::max<std::int64_t>(0, element_integer(r.get(), 2));
+    result.leader_id = element_string(r.get(), 3);
+    if (result.leader || !opts.wait) return result;
+    Millis left = opts.wait == Millis::max() ? Millis::max() : *opts.wait - since(start);
+    if (left.count() <= 0) return result;
+    // Sleep until a resignation pushes a wake-up, the leader's lease runs out, or the fallback.
+    Millis leader_left = result.ttl_ms > 0 ? Millis(result.ttl_ms) : backoff;
+    Millis block = std::min({left, jittered(std::min(leader_left, backoff))});
+    block = std::max(block, Millis(1));
+    conn.command_blocking({"BLPOP", wake_key, blpop_seconds(block)}, block);
+    backoff = std::min(backoff * 2, kMaxBackoff);
+  }
+}
+
+bool renew(Connection& conn, const Keys& keys, std::string_view name, std::string_view id,
+           std::int64_t term, Millis ttl) {
+  check_name("election", name);
+  Reply r = eval(conn, lua::kElectRenew, {keys.object(kType, name)},
+                 {std::string(id), std::to_string(term), std::to_string(ttl.count())});
+  return reply_integer(r.get()) == 1;
+}
+
+Resigned resign(Connection& conn, const Keys& keys, std::string_view name,
+                const ResignOptions& opts) {
+  check_name("election", name);
+  check_id(opts.id);
+  Reply r = eval(conn, lua::kElectResign, {keys.object(kType, name), keys.aux(kType, name, "wake")},
+                 {opts.id, opts.term ? std::to_string(*opts.term) : std::string(), opts.token,
+                  channel(keys, name)});
+  Resigned out;
+  out.name = std::string(name);
+  out.id = opts.id;
+  out.term = reply_integer(r.get());
+  out.resigned = out.term > 0;
+  return out;
+}
+
+Status status(Connection& conn, const Keys& keys, std::string_view name) {
+  check_name("election", name);
+  Reply r =
+      eval(conn, lua::kElectStatus, {keys.object(kType, name), keys.aux(kType, name, "term")}, {});
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != 3) {
+    throw Error(kServer, "unexpected reply from the elect_status script");
+  }
+  Status s;
+  s.name = std::string(name);
+  s.id = reply_string(r->element[0]);
+  s.leader = !s.id.empty();
+  s.term = reply_integer(r->element[1]);
+  s.ttl_ms = std::max<std::int64_t>(0, reply_integer(r->element[2]));
+  return s;
+}
+
+void observe(Connection& conn, const Keys& keys, std::string_view name,
+             std::optional<Millis> duration, const std::function<void(const Status&)>& on_change) {
+  check_name("election", name);
+  // Subscribe first, read second: a change between the two is then seen twice, never lost.
+  Subscriber sub(conn.endpoint(), conn.timeout());
+  sub.subscribe({channel(keys, name)});
+
+  auto deadline = deadline_after(duration);
+  std::int64_t shown = -1;
+  auto lease_end = Clock::time_point::max();  // when the lease of the leader shown runs out
+  auto show = [&](const Status& s, Clock::time_point seen) {
+    std::int64_t seq = sequence(s);
+    if (seq < shown) return;  // older than what was shown: an announcement overtaken by a read
+    if (s.leader) {
+      // A lease with no expiry (set by hand) is looked at again after the longest backoff.
+      lease_end = seen + (s.ttl_ms > 0 ? Millis(s.ttl_ms) + kExpiryMargin : kMaxBackoff);
+    } else {
+      lease_end = Clock::time_point::max();
+    }
+    if (seq == shown) return;
+    shown = seq;
+    on_change(s);
+  };
+  show(status(conn, keys, name), Clock::now());
+
+  for (;;) {
+    auto now = Clock::now();
+    if (now >= deadline) return;
+    auto until = std::min(deadline, lease_end);
+    auto block = until == Clock::time_point::max()
+                     ? Millis::max()
+                     : std::chrono::duration_cast<Millis>(until - now) + Millis(1);
+    if (auto m = sub.next(block)) {
+      if (auto s = parse_announcement(name, m->data)) show(*s, Clock::now());
+      continue;
+    }
+    if (Clock::now() < lease_end || lease_end == Clock::time_point::max()) continue;
+    // The lease we know of should be over: read the state, then handle the announcements
+    // that were published before that read, so that states are shown in order.
+    auto read_at = Clock::now();
+    Status current = status(conn, keys, name);
+    for (const auto& m : sub.sync()) {
+      if (auto s = parse_announcement(name, m.data)) show(*s, read_at);
+    }
+    show(current, read_at);
+  }
+}
+
+}  // namespace rcoord::elect

@@ -1,0 +1,23 @@
+-- signal_register: enter a waiter in a channel's registry, so that `signal send --one` can
+-- pick it. Entries whose wait is long over are dropped here and by signal_send_one.
+-- KEYS[1] registry: sorted set of waiter id -> server time (ms) after which the entry is stale
+-- ARGV[1] waiter id, ARGV[2] how long it waits in ms, or 'forever'
+-- returns the number of registered waiters
+local kind = redis.call('TYPE', KEYS[1])['ok']
+if kind ~= 'none' and kind ~= 'zset' then
+  return redis.error_reply('WRONGTYPE key ' .. KEYS[1] .. ' holds a ' .. kind .. ' that is not an rcoord signal')
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)
+-- A minute of grace past the wait: the entry outlives any waiter that is still alive.
+local stale = '+inf'
+if ARGV[2] ~= 'forever' then stale = now + tonumber(ARGV[2]) + 60000 end
+redis.call('ZADD', KEYS[1], stale, ARGV[1])
+local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+if last[2] == 'inf' then
+  redis.call('PERSIST', KEYS[1])
+else
+  redis.call('PEXPIRE', KEYS[1], math.max(1, tonumber(last[2]) - now))
+end
+return redis.call('ZCARD', KEYS[1])

@@ -1,0 +1,140 @@
+#include "pubsub.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string_view>
+
+#include "errors.hpp"
+
+namespace rcoord {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// How long a subscribed connection may stay silent before we check that it still works.
+constexpr Millis kHealthInterval{30'000};
+
+std::string element_string(const redisReply* r, std::size_t i) {
+  if (r->elements <= i) return {};
+  const redisReply* e = r->element[i];
+  if (e->type == REDIS_REPLY_STRING || e->type == REDIS_REPLY_STATUS) return {e->str, e->len};
+  return {};
+}
+
+}  // namespace
+
+Clock::time_point deadline_after(std::optional<Millis> wait) {
+  auto now = Clock::now();
+  if (!wait || *wait >= std::chrono::duration_cast<Millis>(Clock::time_point::max() - now)) {
+    return Clock::time_point::max();
+  }
+  return now + *wait;
+}
+
+Subscriber::Subscriber(Endpoint endpoint, Millis io_timeout)
+    : conn_(std::move(endpoint), io_timeout), quiet_since_(Clock::now()) {}
+
+Reply Subscriber::reply_in_time() {
+  Reply r = conn_.receive(conn_.timeout());
+  if (!r) {
+    conn_.close();
+    throw Error(kConnection,
+                fmt::format("no reply from {} within {}", conn_.endpoint().describe(),
+                            format_duration(conn_.timeout())),
+                "the server may be paused or overloaded; raise --timeout");
+  }
+  return r;
+}
+
+Subscriber::Kind Subscriber::take(Reply r, long long& count) {
+  check_reply(r, "SUBSCRIBE");
+  quiet_since_ = Clock::now();
+  if (r->type != REDIS_REPLY_ARRAY || r->elements < 2) {
+    throw Error(kServer, "unexpected reply on a subscribed connection");
+  }
+  std::string kind = element_string(r.get(), 0);
+  if (kind == "message" && r->elements == 3) {
+    queue_.push_back({element_string(r.get(), 1), element_string(r.get(), 2)});
+    return Kind::kMessage;
+  }
+  if (kind == "pong") return Kind::kPong;
+  if ((kind == "subscribe" || kind == "unsubscribe") && r->elements == 3) {
+    count = r->element[2]->type == REDIS_REPLY_INTEGER ? r->element[2]->integer : 0;
+    return kind == "subscribe" ? Kind::kSubscribe : Kind::kUnsubscribe;
+  }
+  throw Error(kServer, fmt::format("unexpected '{}' reply on a subscribed connection", kind));
+}
+
+void Subscriber::subscribe(const std::vector<std::string>& channels) {
+  if (channels.empty()) return;
+  Args args{"SUBSCRIBE"};
+  args.insert(args.end(), channels.begin(), channels.end());
+  // One confirmation per channel; a message on a channel already confirmed may come between
+  // them, and is kept.
+  Reply r = conn_.command_raw(args);
+  std::size_t confirmed = 0;
+  for (;;) {
+    long long count = 0;
+    if (take(std::move(r), count) == Kind::kSubscribe) ++confirmed;
+    if (confirmed == channels.size()) return;
+    r = reply_in_time();
+  }
+}
+
+std::vector<Message> Subscriber::sync() {
+  Reply r = conn_.command_raw({"PING"});
+  for (;;) {
+    long long count = 0;
+    if (take(std::move(r), count) == Kind::kPong) break;
+    r = reply_in_time();
+  }
+  std::vector<Message> out(queue_.begin(), queue_.end());
+  queue_.clear();
+  return out;
+}
+
+void Subscriber::check_health() {
+  auto messages = sync();
+  queue_.insert(queue_.end(), messages.begin(), messages.end());
+}
+
+std::optional<Message> Subscriber::next(Millis block) {
+  auto deadline = deadline_after(block);
+  for (;;) {
+    if (!queue_.empty()) {
+      Message m = std::move(queue_.front());
+      queue_.pop_front();
+      return m;
+    }
+    auto now = Clock::now();
+    if (now >= deadline) return std::nullopt;
+    auto health = quiet_since_ + kHealthInterval;
+    if (now >= health) {
+      check_health();
+      continue;
+    }
+    auto until = std::min(deadline, health);
+    auto wait = std::chrono::duration_cast<Millis>(until - now) + Millis(1);
+    Reply r = conn_.receive(wait);
+    if (!r) continue;
+    long long count = 0;
+    take(std::move(r), count);
+  }
+}
+
+std::vector<Message> Subscriber::unsubscribe() {
+  if (conn_.connected()) {
+    Reply r = conn_.command_raw({"UNSUBSCRIBE"});
+    for (;;) {
+      long long count = -1;
+      if (take(std::move(r), count) == Kind::kUnsubscribe && count == 0) break;
+      r = reply_in_time();
+    }
+  }
+  std::vector<Message> out(queue_.begin(), queue_.end());
+  queue_.clear();
+  return out;
+}
+
+}  // namespace rcoord

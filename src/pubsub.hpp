@@ -1,0 +1,64 @@
+#pragma once
+/// A connection of its own in subscribed mode (RESP2: a subscribed connection can run no
+/// other command), for the waits that are woken by PUBLISH: `signal wait`, `latch wait`,
+/// `elect observe`. Messages published before subscribe() returns are not seen, so callers
+/// subscribe first and read the state second, to never miss a transition.
+
+#include <chrono>
+#include <deque>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "connection.hpp"
+#include "duration.hpp"
+#include "url.hpp"
+
+namespace rcoord {
+
+struct Message {
+  std::string channel;
+  std::string data;
+};
+
+/// now + `wait`, saturating: nullopt, Millis::max() or anything the clock cannot represent
+/// is time_point::max() (no limit).
+std::chrono::steady_clock::time_point deadline_after(std::optional<Millis> wait);
+
+class Subscriber {
+ public:
+  /// Does not connect yet; subscribe() does.
+  Subscriber(Endpoint endpoint, Millis io_timeout);
+
+  /// Subscribes to `channels` and returns once the server confirmed every one of them.
+  void subscribe(const std::vector<std::string>& channels);
+
+  /// The next message, waiting up to `block` (Millis::max(): no limit); nullopt when none
+  /// came in time. An idle connection is checked with a PING every 30 s, so a dead peer
+  /// surfaces as Error(kConnection) instead of an endless wait. A managed signal interrupts
+  /// the wait with Error(kInterrupted) (the connection is then closed).
+  std::optional<Message> next(Millis block);
+
+  /// Every message the server published to us before this call: a PING round trip, whose
+  /// answer comes after all of them. Used after reading state on another connection, so
+  /// that the messages sent before that read are handled before it.
+  std::vector<Message> sync();
+
+  /// Unsubscribes from everything and returns the messages that arrived before.
+  std::vector<Message> unsubscribe();
+
+ private:
+  enum class Kind { kMessage, kSubscribe, kUnsubscribe, kPong };
+  /// Classifies one reply; a message goes to the queue. Returns the kind and, for
+  /// (un)subscribe confirmations, the count of subscriptions left in `count`.
+  Kind take(Reply r, long long& count);
+  /// The next reply within the I/O timeout, or Error(kConnection).
+  Reply reply_in_time();
+  void check_health();
+
+  Connection conn_;
+  std::deque<Message> queue_;
+  std::chrono::steady_clock::time_point quiet_since_;
+};
+
+}  // namespace rcoord

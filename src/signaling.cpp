@@ -1,0 +1,144 @@
+#include "signaling.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "errors.hpp"
+#include "lua_scripts.hpp"
+#include "pubsub.hpp"
+#include "script.hpp"
+#include "signals.hpp"
+#include "token.hpp"
+
+namespace rcoord::signaling {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr std::string_view kType = "signal";
+
+// One channel a waiter listens on: where it registers, and its own pub/sub channel.
+struct Listening {
+  std::string name;
+  std::string registry;
+  std::string own;
+  std::optional<std::string> data;
+};
+
+// Messages are tagged by the send scripts: '*' broadcast, '1' for one receiver.
+constexpr char kBroadcast = '*';
+constexpr char kForOne = '1';
+
+}  // namespace
+
+Sent send(Connection& conn, const Keys& keys, std::string_view channel, std::string_view data,
+          bool one) {
+  check_name("signal channel", channel);
+  Sent s;
+  s.channel = std::string(channel);
+  Reply r = eval(conn, one ? lua::kSignalSendOne : lua::kSignalSend, {keys.object(kType, channel)},
+                 {keys.aux(kType, channel, ""), std::string(data)});
+  s.receivers = reply_integer(r.get());
+  return s;
+}
+
+Waited wait(Connection& conn, const Keys& keys, const std::vector<std::string>& channels,
+            const WaitOptions& opts) {
+  if (channels.empty()) throw Error(kUsage, "no channel to wait on", "name at least one channel");
+  std::string id = random_token();
+  std::vector<Listening> listening;
+  for (const auto& name : channels) {
+    check_name("signal channel", name);
+    bool seen = std::any_of(listening.begin(), listening.end(),
+                            [&](const Listening& l) { return l.name == name; });
+    if (!seen) {
+      listening.push_back({name, keys.object(kType, name), keys.aux(kType, name, id), {}});
+    }
+  }
+  auto start = Clock::now();
+  Waited result;
+
+  // Subscribe before registering: once a send can pick us, we are listening.
+  Subscriber sub(conn.endpoint(), conn.timeout());
+  std::vector<std::string> subscriptions;
+  for (const auto& l : listening) subscriptions.push_back(l.own);
+  sub.subscribe(subscriptions);
+  std::string how_long =
+      opts.timeout ? std::to_string(opts.timeout->count()) : std::string("forever");
+  std::vector<Args> leave;
+  for (const auto& l : listening) leave.push_back({"ZREM", l.registry, id});
+
+  auto satisfied = [&] {
+    auto got = [](const Listening& l) { return l.data.has_value(); };
+    return opts.all ? std::all_of(listening.begin(), listening.end(), got)
+                    : std::any_of(listening.begin(), listening.end(), got);
+  };
+  // Takes a message if it is still wanted; false when it is not. (The send that delivered
+  // it took us out of that channel's registry.)
+  auto take = [&](const Message& m) {
+    if (m.data.empty() || (m.data.front() != kBroadcast && m.data.front() != kForOne)) {
+      return true;  // not from a send script: ignore it
+    }
+    for (auto& l : listening) {
+      if (m.channel != l.own) continue;
+      if (l.data || satisfied()) return false;
+      l.data = m.data.substr(1);
+      if (!opts.all) result.messages.push_back({true, l.name, *l.data});
+      return true;
+    }
+    return true;
+  };
+  // A message meant for one receiver that we do not use: pass it on to another waiter.
+  auto hand_on = [&](const Message& m) {
+    if (m.data.front() != kForOne) return;  // a broadcast reached the others already
+    for (const auto& l : listening) {
+      if (m.channel != l.own) continue;
+      if (send(conn, keys, l.name, std::string_view(m.data).substr(1), true).receivers == 0) {
+        result.dropped.push_back(l.name);
+      }
+    }
+  };
+
+  try {
+    for (const auto& l : listening) eval(conn, lua::kSignalRegister, {l.registry}, {id, how_long});
+    auto deadline = deadline_after(opts.timeout);
+    while (!satisfied()) {
+      auto now = Clock::now();
+      if (now >= deadline) break;
+      Millis block = deadline == Clock::time_point::max()
+                         ? Millis::max()
+                         : std::chrono::duration_cast<Millis>(deadline - now) + Millis(1);
+      if (auto m = sub.next(block)) {
+        if (!take(*m)) hand_on(*m);
+      }
+    }
+  } catch (const Error&) {
+    signals::Uninterruptible quiet;
+    try {
+      conn.pipeline(leave);
+    } catch (const Error&) {
+      // Unreachable: the entries go stale by themselves, and a send skips dead waiters.
+    }
+    throw;
+  }
+
+  // Leave the registries, then unsubscribe: a --one send that picked us ran before we left,
+  // so its message is in front of the unsubscribe confirmation and is seen here.
+  signals::Uninterruptible quiet;
+  for (const auto& r : conn.pipeline(leave)) check_reply(r, "ZREM");
+  for (const auto& m : sub.unsubscribe()) {
+    if (!take(m)) hand_on(m);
+  }
+  result.complete = satisfied();
+  result.waited_ms = std::chrono::duration_cast<Millis>(Clock::now() - start).count();
+  if (opts.all || !result.complete) {
+    result.messages.clear();
+    for (const auto& l : listening) {
+      result.messages.push_back({l.data.has_value(), l.name, l.data.value_or(std::string())});
+    }
+  }
+  return result;
+}
+
+}  // namespace rcoord::signaling

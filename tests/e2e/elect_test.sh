@@ -1,0 +1,281 @@
+# elect: exit codes, output shapes, observe, run supervision, and the proofs with real
+# processes: one leader at a time among five, terms strictly increasing, hand-over after a
+# kill -9 within TTL + 1 s.
+source "$(dirname "$0")/lib.sh"
+start_redis R
+export RCOORD_URL=$R_URL
+
+# Commands run by `elect run` live in process groups of their own: when a test fails with
+# their rcoord killed, take them down too.
+_kill_logged_commands() {
+  local c
+  [ -f "$TEST_TMP/crash.log" ] || return 0
+  for c in $(awk '{ print $4 }' "$TEST_TMP/crash.log"); do kill -9 -- "-$c" 2>/dev/null || true; done
+}
+trap '_kill_logged_commands; _cleanup' EXIT
+
+# subscribers CHANNEL: how many connections are subscribed to it
+subscribers() { redis-cli -p "$R_PORT" pubsub numsub "$1" | tail -1; }
+subscribed() { [ "$(subscribers "$1")" = "$2" ]; }
+# starts LOG N: at least N leaderships were logged
+starts() { [ "$(grep -c start "$1")" -ge "$2" ]; }
+
+# campaign, status, resign: exit codes and output
+expect 1 "$RCOORD" elect status svc
+expect 0 "$RCOORD" elect campaign svc --id a --ttl 10s
+assert_eq "$OUT" 1 "campaign prints the term"
+expect 1 "$RCOORD" elect campaign svc --id b
+assert_eq "$OUT" "" "no stdout when not leader"
+assert_contains "$ERR" "'svc' is led by 'a' (term 1"
+expect 1 "$RCOORD" elect campaign svc --id b --json
+assert_eq "$(json_field "$OUT" leader)" false
+assert_eq "$(json_field "$OUT" leader_id)" a
+assert_eq "$(json_field "$OUT" id)" b
+expect 0 "$RCOORD" --json elect campaign svc --id a --ttl 20s
+assert_eq "$(json_field "$OUT" leader)" true
+assert_eq "$(json_field "$OUT" term)" 1 "a leader that campaigns again keeps its term"
+assert_eq "$(json_field "$OUT" ttl_ms)" 20000
+expect 0 "$RCOORD" elect status svc
+assert_eq "$(echo "$OUT" | sed -n 1p)" "leader: true"
+assert_eq "$(echo "$OUT" | sed -n 3p)" "id: a"
+assert_eq "$(echo "$OUT" | sed -n 4p)" "term: 1"
+assert_contains "$(echo "$OUT" | sed -n 5p)" "ttl_ms: "
+expect 0 "$RCOORD" elect status svc --json
+python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert list(d)==["leader","name","id","term","ttl_ms"], d' "$OUT" ||
+  fail "status JSON fields: $OUT"
+expect 1 "$RCOORD" elect resign svc --id b
+assert_contains "$ERR" "not led by 'b'"
+expect 0 "$RCOORD" elect resign svc --id a
+assert_eq "$OUT" resigned
+expect 1 "$RCOORD" elect status svc --json
+assert_eq "$(json_field "$OUT" leader)" false
+assert_eq "$(json_field "$OUT" term)" 1
+expect 0 "$RCOORD" elect campaign svc --id b
+assert_eq "$OUT" 2 "a new leader, a new term"
+pass "campaign, status, resign: exit codes, text and JSON"
+
+# usage errors
+expect 2 "$RCOORD" elect campaign svc
+expect 2 "$RCOORD" elect campaign svc --id ''
+expect 2 "$RCOORD" elect campaign svc --id a --ttl bogus
+expect 2 "$RCOORD" elect run svc --id a
+expect 2 "$RCOORD" elect observe svc --timeout 5x
+redis-cli -p "$R_PORT" set 'rcoord:{elect:str}' x >/dev/null
+expect 4 "$RCOORD" elect campaign str --id a
+assert_contains "$ERR" "not an rcoord election"
+assert_eq "$(redis-cli -p "$R_PORT" get 'rcoord:{elect:str}')" x
+pass "usage errors exit 2, a foreign key exits 4 and is left alone"
+
+# --wait: a waiting candidate is woken by the resignation
+expect 0 "$RCOORD" elect campaign w --id a --ttl 30s
+(sleep 0.5 && "$RCOORD" elect resign w --id a >/dev/null) &
+start=$(now_ms)
+expect 0 "$RCOORD" elect campaign w --id b --wait 10s
+took=$(($(now_ms) - start))
+[ "$took" -lt 1500 ] || fail "took ${took}ms to take over after a resignation at 500ms"
+expect 1 "$RCOORD" elect campaign w --id c --wait 300ms
+pass "--wait: woken by the resignation (${took}ms); gives up after DUR"
+
+# observe: the state now, then one line per change as it happens (text and JSON)
+"$RCOORD" elect observe obs --timeout 4s >"$TEST_TMP/obs.txt" &
+obs_text=$!
+"$RCOORD" --json elect observe obs --timeout 4s >"$TEST_TMP/obs.json" &
+obs_json=$!
+wait_until 3 subscribed 'rcoord:{elect:obs}:changes' 2 ||
+  fail "observers did not subscribe"
+"$RCOORD" elect campaign obs --id a --ttl 5s >/dev/null
+"$RCOORD" elect resign obs --id a >/dev/null
+"$RCOORD" elect campaign obs --id b --ttl 700ms >/dev/null
+expiry=$(($(now_ms) + 700))
+sleep 1.5 # b's lease runs out, and nobody announces it
+"$RCOORD" elect campaign obs --id c --ttl 5s >/dev/null
+wait $obs_text $obs_json
+assert_eq "$(cat "$TEST_TMP/obs.txt")" "$(printf '\na\n\nb\n\nc')" "observe text lines"
+python3 - "$TEST_TMP/obs.json" <<'PY' || fail "observe JSON: $(cat "$TEST_TMP/obs.json")"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+got = [(l["leader"], l["id"], l["term"]) for l in lines]
+want = [(False, "", 0), (True, "a", 1), (False, "", 1), (True, "b", 2), (False, "", 2), (True, "c", 3)]
+assert got == want, got
+assert all(l["name"] == "obs" for l in lines)
+PY
+pass "observe: one line per change, in order, the expiry included (text and JSON Lines)"
+
+# the expiry line comes when the lease ends, not at some later poll
+"$RCOORD" elect campaign exp --id a --ttl 800ms >/dev/null
+ended=$(($(now_ms) + 800))
+"$RCOORD" elect observe exp --timeout 3s | while read -r line; do
+  echo "$(now_ms) $line"
+done >"$TEST_TMP/exp.txt"
+seen=$(awk '$2 == "" || NF == 1 { print $1; exit }' "$TEST_TMP/exp.txt")
+[ -n "$seen" ] || fail "no vacancy line: $(cat "$TEST_TMP/exp.txt")"
+late=$((seen - ended))
+[ "$late" -lt 300 ] || fail "the expiry was reported ${late}ms after the lease ended"
+pass "observe reports an expired lease ${late}ms after it ended"
+
+# --timeout after the verb is the observation time; the global one goes before the group
+start=$(now_ms)
+expect 0 "$RCOORD" --timeout 300ms elect observe quiet --timeout 1500ms
+took=$(($(now_ms) - start))
+[ "$took" -ge 1400 ] && [ "$took" -lt 3000 ] || fail "observe --timeout 1500ms took ${took}ms"
+pass "observe --timeout (${took}ms) next to the global --timeout"
+
+# Ctrl-C ends observe quietly with 128+N
+"$RCOORD" elect observe quiet >/dev/null 2>"$TEST_TMP/obs.err" &
+pid=$!
+wait_until 3 subscribed 'rcoord:{elect:quiet}:changes' 1 || fail "observer did not subscribe"
+kill -TERM $pid
+set +e
+wait $pid
+code=$?
+set -e
+assert_eq "$code" 143
+assert_eq "$(cat "$TEST_TMP/obs.err")" "" "no error message"
+pass "observe ends on SIGTERM with 143"
+
+# run: environment, exit code, step down after
+expect 7 "$RCOORD" elect run job --id a -- sh -c 'echo "$RCOORD_TERM $RCOORD_ELECTION $RCOORD_ID"; exit 7'
+assert_eq "$OUT" "1 job a"
+expect 1 "$RCOORD" elect status job
+expect 0 "$RCOORD" elect run job --id a -- true
+expect 1 "$RCOORD" elect status job --json
+assert_eq "$(json_field "$OUT" term)" 2
+pass "run: RCOORD_TERM/ELECTION/ID, the command's exit code, steps down after"
+
+# run: another leader means exit 1 (or -E); the same id in another process is not shared
+"$RCOORD" elect run job --id a --ttl 1s -- sleep 2 &
+runner=$!
+track $runner
+wait_until 3 "$RCOORD" elect status job
+expect 1 "$RCOORD" elect run job --id b -- touch "$TEST_TMP/ran"
+expect 75 "$RCOORD" elect run job --id b -E 75 -- touch "$TEST_TMP/ran"
+expect 1 "$RCOORD" elect run job --id a -- touch "$TEST_TMP/ran"
+assert_contains "$ERR" "give each process its own --id"
+[ ! -e "$TEST_TMP/ran" ] || fail "a command ran without leadership"
+# the 1 s lease is renewed while the command runs for 2 s
+sleep 1.3
+expect 0 "$RCOORD" elect status job
+wait $runner
+expect 1 "$RCOORD" elect status job
+pass "run: not leader exits 1 or -E; a 1s lease renewed for 2s; no sharing of one id"
+
+# run: loss of leadership terminates the command and exits 5
+"$RCOORD" elect run lose --id a --ttl 600ms --kill-grace 2s -- sh -c 'trap "echo got-term >>\"$0\"; exit 0" TERM; while :; do sleep 0.05; done' "$TEST_TMP/lose.log" &
+runner=$!
+track $runner
+wait_until 3 "$RCOORD" elect status lose
+redis-cli -p "$R_PORT" del 'rcoord:{elect:lose}' >/dev/null
+"$RCOORD" elect campaign lose --id thief --ttl 30s >/dev/null
+start=$(now_ms)
+set +e
+wait $runner
+code=$?
+set -e
+took=$(($(now_ms) - start))
+assert_eq "$code" 5 "exit code on loss"
+assert_eq "$(cat "$TEST_TMP/lose.log")" got-term "the command got SIGTERM"
+[ "$took" -lt 1500 ] || fail "loss noticed after ${took}ms with a 600ms lease"
+expect 0 "$RCOORD" elect status lose --json
+assert_eq "$(json_field "$OUT" id)" thief "the new leader is left alone"
+pass "run: loss of leadership gives SIGTERM and exit 5 (${took}ms)"
+
+# run: Ctrl-C (SIGTERM) while waiting aborts and leaves nothing behind
+"$RCOORD" elect campaign wait --id holder --ttl 30s >/dev/null
+"$RCOORD" elect run wait --id w --wait forever -- touch "$TEST_TMP/ran" &
+pid=$!
+sleep 0.3
+kill -TERM $pid
+set +e
+wait $pid
+code=$?
+set -e
+assert_eq "$code" 143
+[ ! -e "$TEST_TMP/ran" ] || fail "the command ran"
+expect 0 "$RCOORD" elect status wait --json
+assert_eq "$(json_field "$OUT" id)" holder
+pass "run: SIGTERM while waiting exits 143, nothing taken"
+
+# ---- Proof 1: five candidates for ten seconds, one leader at a time, terms increasing ----
+LOG=$TEST_TMP/leaders.log
+: >"$LOG"
+end=$(($(now_ms) + 10000))
+loops=()
+for i in 1 2 3 4 5; do
+  (
+    while [ "$(now_ms)" -lt "$end" ]; do
+      "$RCOORD" elect run one --id "p$i" --ttl 1s --wait 2s -- bash -c '
+        echo "start $(date +%s%3N) $RCOORD_TERM $RCOORD_ID" >>"$0"
+        sleep "0.$((RANDOM % 3 + 1))"
+        echo "stop $(date +%s%3N) $RCOORD_TERM $RCOORD_ID" >>"$0"' "$LOG" || true
+    done
+  ) &
+  loops+=($!)
+  track $!
+done
+wait "${loops[@]}"
+python3 - "$LOG" <<'PY' || fail "leadership intervals: $(cat "$LOG")"
+import sys
+starts, stops = {}, {}
+for line in open(sys.argv[1]):
+    kind, ts, term, who = line.split()
+    (starts if kind == "start" else stops)[int(term)] = (int(ts), who)
+assert starts.keys() == stops.keys(), "every leadership started and stopped"
+terms = sorted(starts, key=lambda t: starts[t][0])
+assert len(terms) >= 10, f"only {len(terms)} leaderships in 10 s"
+assert terms == sorted(terms) and len(set(terms)) == len(terms), f"terms not increasing: {terms}"
+for prev, cur in zip(terms, terms[1:]):
+    assert starts[cur][0] >= stops[prev][0], f"term {cur} started before term {prev} stopped"
+assert len({starts[t][1] for t in terms}) >= 2, "leadership never changed hands"
+print(f"{len(terms)} leaderships, terms {terms[0]}..{terms[-1]}, held by {len({starts[t][1] for t in terms})} ids")
+PY
+pass "five candidates for 10 s: leadership intervals never overlap, terms strictly increase"
+
+# ---- Proof 2: kill -9 the leader (process and command); another takes over within TTL + 1 s ----
+LOG=$TEST_TMP/crash.log
+: >"$LOG"
+declare -A runner_of
+for i in 1 2 3 4 5; do
+  "$RCOORD" elect run crash --id "c$i" --ttl 1s --wait forever -- bash -c '
+    echo "start $(date +%s%3N) $RCOORD_TERM $$ $1" >>"$0"; exec sleep 600' "$LOG" "$i" &
+  runner_of[$i]=$!
+  track $!
+done
+wait_until 5 starts "$LOG" 1 || fail "nobody became leader"
+for round in 1 2 3; do
+  read -r _ _ term child idx < <(tail -1 "$LOG")
+  {
+    kill -9 "${runner_of[$idx]}"
+    kill -9 -- "-$child" # the command's process group: the whole host is gone
+    killed=$(now_ms)
+    wait "${runner_of[$idx]}" || true
+  } 2>/dev/null
+  wait_until 5 starts "$LOG" $((round + 1)) || fail "no new leader after killing c$idx"
+  read -r _ started new_term _ new_idx < <(tail -1 "$LOG")
+  handover=$((started - killed))
+  [ "$handover" -le 2000 ] || fail "hand-over took ${handover}ms with a 1s TTL"
+  [ "$new_term" -gt "$term" ] || fail "term went from $term to $new_term"
+  [ "$new_idx" != "$idx" ] || fail "the killed candidate came back"
+  echo "  round $round: c$idx (term $term) killed, c$new_idx leads (term $new_term) after ${handover}ms"
+done
+[ "$(grep -c start "$LOG")" -eq 4 ] || fail "more leaders than hand-overs: $(cat "$LOG")"
+# the survivors step down cleanly on SIGTERM
+read -r _ _ _ child _ < <(tail -1 "$LOG")
+for i in 1 2 3 4 5; do kill -TERM "${runner_of[$i]}" 2>/dev/null || true; done
+for i in 1 2 3 4 5; do wait "${runner_of[$i]}" 2>/dev/null || true; done
+alive "$child" && fail "the last leader's command survived SIGTERM"
+expect 1 "$RCOORD" elect status crash
+pass "kill -9 of the leader: a new leader within TTL + 1 s, with a higher term, three times"
+
+# bash completion knows the new groups, their verbs and options, and the child of elect run
+complete_words() {
+  bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1));
+           COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}; _rcoord; echo "${COMPREPLY[*]}"' \
+    _ "$RCOORD_SOURCE_DIR/completions/rcoord.bash" "$@"
+}
+assert_eq "$(complete_words rcoord el)" elect
+assert_eq "$(complete_words rcoord elect o)" observe
+assert_eq "$(complete_words rcoord latch '')" "init down wait status"
+assert_contains "$(complete_words rcoord signal wait ch --a)" --all
+assert_contains "$(complete_words rcoord elect run x --ki)" --kill-grace
+assert_contains "$(complete_words rcoord elect run x -- ech)" echo
+pass "bash completion: elect, signal, latch"
