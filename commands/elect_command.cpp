@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include "errors.hpp"
+#include "hold.hpp"
 #include "signals.hpp"
 #include "supervise.hpp"
 #include "token.hpp"
+#include "watch.hpp"
 
 namespace rcoord::elect {
 
@@ -48,6 +50,7 @@ using Clock = std::chrono::steady_clock;
 
 struct ElectArgs {
   std::string name;
+  std::string watch;
   std::string id;
   std::string ttl = "10s";
   std::string wait;     // empty: try once
@@ -78,25 +81,18 @@ void note_not_leader(Context& ctx, const elect::Campaign& r) {
                              r.term, seconds(r.ttl_ms)));
 }
 
-// Campaigns; a signal while waiting gives back whatever the interrupted request may have
-// won (the token is ours, so the resignation is exact) and ends with Error(kInterrupted).
+// Stepping down is exact: the token (and, once known, the term) say which leadership is ours.
+Holding holding(Context& ctx, const std::string& name, const std::string& id,
+                const std::string& token, std::optional<std::int64_t> term = std::nullopt) {
+  return {fmt::format("leadership of '{}'", name), [&ctx, name, id, token, term] {
+            elect::resign(ctx.conn(), ctx.keys(), name, {id, term, token});
+          }};
+}
+
 elect::Campaign campaign_or_abort(Context& ctx, const std::string& name,
                                   const elect::CampaignOptions& opts) {
-  signals::install();
-  try {
-    auto r = elect::campaign(ctx.conn(), ctx.keys(), name, opts);
-    if (signals::pending() == 0) return r;
-  } catch (const Error& e) {
-    if (e.code() != kInterrupted) throw;
-  }
-  signals::Uninterruptible quiet;
-  try {
-    elect::resign(ctx.conn(), ctx.keys(), name, {opts.id, std::nullopt, opts.token});
-  } catch (const Error&) {
-    // Unreachable now: whatever was won expires with its TTL.
-  }
-  throw Error(kInterrupted, fmt::format("interrupted while campaigning for '{}'", name),
-              "this process does not lead");
+  return take_or_abort(ctx, holding(ctx, name, opts.id, opts.token),
+                       [&] { return elect::campaign(ctx.conn(), ctx.keys(), name, opts); });
 }
 
 int run_campaign(Context& ctx, const ElectArgs& a) {
@@ -109,9 +105,11 @@ int run_campaign(Context& ctx, const ElectArgs& a) {
 }
 
 int run_status(Context& ctx, const ElectArgs& a) {
-  auto r = elect::status(ctx.conn(), ctx.keys(), a.name);
-  ctx.out().emit(r);
-  return r.leader ? kYes : kNo;
+  return run_watched(ctx, a.watch, [&] {
+    auto r = elect::status(ctx.conn(), ctx.keys(), a.name);
+    ctx.out().emit(r);
+    return r.leader ? kYes : kNo;
+  });
 }
 
 int run_resign(Context& ctx, const ElectArgs& a) {
@@ -156,24 +154,10 @@ int run_run(Context& ctx, const ElectArgs& a) {
       a.command,
       {{"RCOORD_TERM", std::to_string(r.term)}, {"RCOORD_ELECTION", a.name}, {"RCOORD_ID", a.id}},
       kill_grace};
-  SuperviseResult result = supervise(sup, lease);
-  if (result.lost) {
-    ctx.out().warn(fmt::format(
-        "rcoord: leadership of '{}' (term {}) was lost while the command ran: {} (the command "
-        "was terminated)",
-        a.name, r.term, result.lost_reason));
-    return kLost;
-  }
-  signals::Uninterruptible quiet;
-  try {
-    elect::resign(ctx.conn(), ctx.keys(), a.name, {a.id, r.term, opts.token});
-  } catch (const Error& e) {
-    ctx.out().warn(
-        fmt::format("rcoord: could not step down from '{}': {} (the lease expires by "
-                    "its TTL)",
-                    a.name, e.what()));
-  }
-  return result.exit_code;
+  Holding held = holding(ctx, a.name, a.id, opts.token, r.term);
+  int code = run_supervised(ctx, held, sup, lease);
+  if (code != kLost) give_back_quietly(ctx, held);  // step down
+  return code;
 }
 
 template <typename Fn>
@@ -218,6 +202,7 @@ void add_elect(CLI::App& app, Context& ctx) {
   auto st = std::make_shared<ElectArgs>();
   auto* s = elect->add_subcommand("status", "Show the leader, its term and remaining lease");
   add_name(s, *st);
+  add_watch_option(s, st->watch);
   s->footer("Example: rcoord elect status scheduler --json");
   on_parse(s, ctx, st, run_status);
 

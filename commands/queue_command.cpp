@@ -16,6 +16,7 @@
 #include "items.hpp"
 #include "signals.hpp"
 #include "supervise.hpp"
+#include "watch.hpp"
 
 namespace rcoord::queue {
 
@@ -137,6 +138,7 @@ namespace {
 
 struct QueueArgs {
   std::string name;
+  std::string watch;
   std::vector<std::string> items;  // messages (push) or ids (replay)
   std::vector<std::string> files;
   bool nul = false;
@@ -280,8 +282,10 @@ int run_peek(Context& ctx, const QueueArgs& a) {
 }
 
 int run_stats(Context& ctx, const QueueArgs& a) {
-  ctx.out().emit(queue::stats(ctx.conn(), ctx.keys(), a.name));
-  return kYes;
+  return run_watched(ctx, a.watch, [&] {
+    ctx.out().emit(queue::stats(ctx.conn(), ctx.keys(), a.name));
+    return kYes;
+  });
 }
 
 int run_dead(Context& ctx, const QueueArgs& a) {
@@ -622,6 +626,7 @@ void add_queue(CLI::App& app, Context& ctx) {
   auto stats = std::make_shared<QueueArgs>();
   auto* s = queue->add_subcommand("stats", "Count ready, delayed, in-flight and dead messages");
   add_name(s, *stats);
+  add_watch_option(s, stats->watch);
   s->footer("Example: rcoord queue stats jobs --json");
   on_parse(s, ctx, stats, run_stats);
 

@@ -4,6 +4,7 @@
 
 #include "errors.hpp"
 #include "signals.hpp"
+#include "watch.hpp"
 
 namespace rcoord::signaling {
 
@@ -72,6 +73,7 @@ struct SignalArgs {
 
 struct LatchArgs {
   std::string name;
+  std::string watch;
   std::int64_t count = -1;
   std::int64_t by = 1;
   std::string ttl;
@@ -164,10 +166,12 @@ int run_latch_wait(Context& ctx, const LatchArgs& a) {
 }
 
 int run_latch_status(Context& ctx, const LatchArgs& a) {
-  auto r = latch::status(ctx.conn(), ctx.keys(), a.name);
-  ctx.out().emit(latch::StatusView{r});
-  if (!r.found) ctx.out().note(fmt::format("rcoord: there is no latch '{}'", a.name));
-  return r.found ? kYes : kNo;
+  return run_watched(ctx, a.watch, [&] {
+    auto r = latch::status(ctx.conn(), ctx.keys(), a.name);
+    ctx.out().emit(latch::StatusView{r});
+    if (!r.found) ctx.out().note(fmt::format("rcoord: there is no latch '{}'", a.name));
+    return r.found ? kYes : kNo;
+  });
 }
 
 template <typename Args, typename Fn>
@@ -244,6 +248,7 @@ void add_latch(CLI::App& app, Context& ctx) {
   auto st = std::make_shared<LatchArgs>();
   auto* s = latch->add_subcommand("status", "Show the count left");
   s->add_option("name", st->name, "Latch name")->required();
+  add_watch_option(s, st->watch);
   s->footer("Example: rcoord latch status \"tests-$CI_PIPELINE_ID\" --json");
   on_parse(s, ctx, st, run_latch_status);
 }

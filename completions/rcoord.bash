@@ -51,9 +51,11 @@ _rcoord_verb_opts() {
     'queue nack') echo '--delay --attempt' ;;
     'queue consume') echo '--ack-timeout --max-attempts --max-messages --idle-exit --retry-delay --kill-grace --' ;;
     'queue peek') echo '--count -0 --null' ;;
+    'queue stats') echo '--watch' ;;
     'queue dead') echo '--count -0 --null' ;;
     'queue purge') echo '--dead' ;;
     'elect campaign') echo '--id --ttl --wait' ;;
+    'elect status') echo '--watch' ;;
     'elect resign') echo '--id' ;;
     'elect observe') echo '--timeout' ;;
     'elect run') echo '--id --ttl --wait -E --conflict-exit-code --kill-grace --' ;;
@@ -62,6 +64,7 @@ _rcoord_verb_opts() {
     'latch init') echo '--count --ttl' ;;
     'latch down') echo '--by' ;;
     'latch wait') echo '--timeout' ;;
+    'latch status') echo '--watch' ;;
   esac
 }
 # True when a command's verb runs a child command after --.

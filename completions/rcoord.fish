@@ -208,6 +208,7 @@ complete -c rcoord -n '__rcoord_is queue consume' -l retry-delay -x -a '250ms 1s
 complete -c rcoord -n '__rcoord_is queue consume' -l kill-grace -x -a '250ms 1s 10s 30s 1m 5m 10m 1h' -d 'On lease loss, SIGKILL the command this long after SIGTERM (default 10s)'
 complete -c rcoord -n '__rcoord_is queue peek' -l count -x -d 'Show up to N messages (default 1)'
 complete -c rcoord -n '__rcoord_is queue peek' -s 0 -l null -d 'End each message with NUL instead of newline'
+complete -c rcoord -n '__rcoord_is queue stats' -l watch -x -a '250ms 1s 10s 30s 1m 5m 10m 1h' -d 'Show it again every DUR until interrupted (Ctrl-C)'
 complete -c rcoord -n '__rcoord_is queue dead' -l count -x -d 'List at most N (default all)'
 complete -c rcoord -n '__rcoord_is queue dead' -s 0 -l null -d 'End each message with NUL instead of newline'
 complete -c rcoord -n '__rcoord_is queue purge' -l dead -d 'Delete the dead messages instead'
@@ -219,6 +220,7 @@ complete -c rcoord -n '__rcoord_needs_verb elect' -a run -d 'Run a command while
 complete -c rcoord -n '__rcoord_is elect campaign' -l id -x -d 'This candidate\'s id (unique per process)'
 complete -c rcoord -n '__rcoord_is elect campaign' -l ttl -x -a '250ms 1s 10s 30s 1m 5m 10m 1h' -d 'Lease length (default 10s); campaign again within it to stay leader'
 complete -c rcoord -n '__rcoord_is elect campaign' -l wait -x -a 'forever 10s 30s 1m 5m 10m' -d 'Wait up to DUR (or forever) to become leader; default: try once'
+complete -c rcoord -n '__rcoord_is elect status' -l watch -x -a '250ms 1s 10s 30s 1m 5m 10m 1h' -d 'Show it again every DUR until interrupted (Ctrl-C)'
 complete -c rcoord -n '__rcoord_is elect resign' -l id -x -d 'The leader\'s id'
 complete -c rcoord -n '__rcoord_is elect observe' -l timeout -x -a 'forever 10s 30s 1m 5m 10m' -d 'Observe for DUR, then exit 0 (default: until interrupted)'
 complete -c rcoord -n '__rcoord_is elect run' -l id -x -d 'This candidate\'s id (unique per process)'
@@ -239,4 +241,5 @@ complete -c rcoord -n '__rcoord_is latch init' -l count -x -d 'The count to star
 complete -c rcoord -n '__rcoord_is latch init' -l ttl -x -a '250ms 1s 10s 30s 1m 5m 10m 1h' -d 'Delete the latch this long after init (default: never)'
 complete -c rcoord -n '__rcoord_is latch down' -l by -x -d 'Count down by K (default 1)'
 complete -c rcoord -n '__rcoord_is latch wait' -l timeout -x -a 'forever 10s 30s 1m 5m 10m' -d 'Wait up to DUR, then exit 1 (default: no limit); the global I/O --timeout goes before the command'
+complete -c rcoord -n '__rcoord_is latch status' -l watch -x -a '250ms 1s 10s 30s 1m 5m 10m 1h' -d 'Show it again every DUR until interrupted (Ctrl-C)'
 # END GENERATED

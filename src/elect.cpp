@@ -12,9 +12,14 @@
 #include "pubsub.hpp"
 #include "script.hpp"
 #include "token.hpp"
+#include "waiting.hpp"
 
 namespace rcoord::elect {
 namespace {
+
+using waiting::block_seconds;
+using waiting::jittered;
+using waiting::since;
 
 using Clock = std::chrono::steady_clock;
 constexpr std::string_view kType = "elect";
@@ -39,21 +44,6 @@ std::string element_string(const redisReply* r, std::size_t i) {
     throw Error(kServer, "unexpected reply from an election script");
   }
   return reply_string(r->element[i]);
-}
-
-Millis jittered(Millis base) {
-  static std::minstd_rand rng{std::random_device{}()};
-  std::uniform_int_distribution<std::int64_t> spread(0,
-                                                     std::max<std::int64_t>(1, base.count() / 5));
-  return base + Millis(spread(rng));
-}
-
-Millis since(Clock::time_point start) {
-  return std::chrono::duration_cast<Millis>(Clock::now() - start);
-}
-
-std::string blpop_seconds(Millis block) {
-  return fmt::format("{}.{:03}", block.count() / 1000, block.count() % 1000);
 }
 
 void check_id(std::string_view id) {
@@ -125,7 +115,7 @@ Campaign campaign(Connection& conn, const Keys& keys, std::string_view name,
     Millis leader_left = result.ttl_ms > 0 ? Millis(result.ttl_ms) : backoff;
     Millis block = std::min({left, jittered(std::min(leader_left, backoff))});
     block = std::max(block, Millis(1));
-    conn.command_blocking({"BLPOP", wake_key, blpop_seconds(block)}, block);
+    conn.command_blocking({"BLPOP", wake_key, block_seconds(block)}, block);
     backoff = std::min(backoff * 2, kMaxBackoff);
   }
 }

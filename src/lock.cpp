@@ -10,6 +10,7 @@
 #include "lua_scripts.hpp"
 #include "script.hpp"
 #include "token.hpp"
+#include "waiting.hpp"
 
 namespace rcoord {
 
@@ -21,6 +22,10 @@ void check_name(std::string_view what, std::string_view name) {
 
 namespace lock {
 namespace {
+
+using waiting::block_seconds;
+using waiting::jittered;
+using waiting::since;
 
 using Clock = std::chrono::steady_clock;
 constexpr std::string_view kType = "lock";
@@ -48,21 +53,6 @@ std::int64_t element_integer(const redisReply* r, std::size_t i) {
     throw Error(kServer, "unexpected reply from a lock script");
   }
   return reply_integer(r->element[i]);
-}
-
-Millis jittered(Millis base) {
-  static std::minstd_rand rng{std::random_device{}()};
-  std::uniform_int_distribution<std::int64_t> spread(0,
-                                                     std::max<std::int64_t>(1, base.count() / 5));
-  return base + Millis(spread(rng));
-}
-
-Millis since(Clock::time_point start) {
-  return std::chrono::duration_cast<Millis>(Clock::now() - start);
-}
-
-std::string blpop_seconds(Millis block) {
-  return fmt::format("{}.{:03}", block.count() / 1000, block.count() % 1000);
 }
 
 }  // namespace
@@ -101,7 +91,7 @@ Acquired acquire(Connection& conn, const Keys& keys, std::string_view name,
     // Sleep until a release wakes us, the holder's lease runs out, or the heartbeat is due.
     Millis holder_left = result.ttl_ms > 0 ? jittered(Millis(result.ttl_ms)) : kHeartbeat;
     Millis block = std::max(std::min({left, holder_left, jittered(kHeartbeat)}), Millis(1));
-    conn.command_blocking({"BLPOP", wake_key, blpop_seconds(block)}, block);
+    conn.command_blocking({"BLPOP", wake_key, block_seconds(block)}, block);
   }
 }
 

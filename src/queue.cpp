@@ -10,9 +10,14 @@
 #include "lua_scripts.hpp"
 #include "script.hpp"
 #include "signals.hpp"
+#include "waiting.hpp"
 
 namespace rcoord::queue {
 namespace {
+
+using waiting::block_seconds;
+using waiting::jittered;
+using waiting::since;
 
 using Clock = std::chrono::steady_clock;
 constexpr std::string_view kType = "queue";
@@ -61,21 +66,6 @@ std::vector<Message> messages_from(const redisReply* r, std::size_t first) {
                    reply_integer(r->element[i + 2])});
   }
   return out;
-}
-
-Millis jittered(Millis base) {
-  static std::minstd_rand rng{std::random_device{}()};
-  std::uniform_int_distribution<std::int64_t> spread(0,
-                                                     std::max<std::int64_t>(1, base.count() / 5));
-  return base + Millis(spread(rng));
-}
-
-Millis since(Clock::time_point start) {
-  return std::chrono::duration_cast<Millis>(Clock::now() - start);
-}
-
-std::string block_seconds(Millis block) {
-  return fmt::format("{}.{:03}", block.count() / 1000, block.count() % 1000);
 }
 
 void check_positive(std::string_view option, std::int64_t value) {

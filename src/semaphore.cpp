@@ -10,9 +10,14 @@
 #include "lua_scripts.hpp"
 #include "script.hpp"
 #include "token.hpp"
+#include "waiting.hpp"
 
 namespace rcoord::semaphore {
 namespace {
+
+using waiting::block_seconds;
+using waiting::jittered;
+using waiting::since;
 
 using Clock = std::chrono::steady_clock;
 constexpr std::string_view kType = "sem";
@@ -38,21 +43,6 @@ std::int64_t element(const redisReply* r, std::size_t i) {
     throw Error(kServer, "unexpected reply from a semaphore script");
   }
   return reply_integer(r->element[i]);
-}
-
-// Up to 20% more, so that many waiters do not heartbeat in step.
-Millis jittered(Millis base) {
-  static std::minstd_rand rng{std::random_device{}()};
-  std::uniform_int_distribution<std::int64_t> spread(0, base.count() / 5);
-  return base + Millis(spread(rng));
-}
-
-Millis since(Clock::time_point start) {
-  return std::chrono::duration_cast<Millis>(Clock::now() - start);
-}
-
-std::string blpop_seconds(Millis block) {
-  return fmt::format("{}.{:03}", block.count() / 1000, block.count() % 1000);
 }
 
 void check_options(const TakeOptions& opts) {
@@ -106,7 +96,7 @@ Taken take(Connection& conn, const Keys& keys, std::string_view name, const Take
     }
     // Woken by a release that makes room for us, or after a heartbeat to stay in the queue.
     Millis block = std::max(std::min(left, jittered(kHeartbeat)), Millis(1));
-    conn.command_blocking({"BLPOP", wake + token, blpop_seconds(block)}, block);
+    conn.command_blocking({"BLPOP", wake + token, block_seconds(block)}, block);
   }
 }
 

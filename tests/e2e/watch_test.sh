@@ -24,7 +24,8 @@ assert_eq "$(json_field "$first" held)" true
 [ "$(json_field "$last" ttl_ms)" -lt "$(json_field "$first" ttl_ms)" ] || fail "the TTL did not count down"
 pass "--watch 200ms --json: one line per refresh ($lines), exit 0 on Ctrl-C"
 
-for verb in "sem status s" "limit status k --rate 5/s" "bloom info b"; do
+for verb in "sem status s" "limit status k --rate 5/s" "bloom info b" "queue stats q" \
+  "elect status e" "latch status l"; do
   # shellcheck disable=SC2086
   "$RCOORD" $verb --watch 100ms >/dev/null 2>&1 &
   w=$!
@@ -37,7 +38,7 @@ for verb in "sem status s" "limit status k --rate 5/s" "bloom info b"; do
   set -e
   assert_eq "$code" 0 "$verb --watch"
 done
-pass "sem status, limit status and bloom info take --watch"
+pass "every other status, info and stats verb takes --watch"
 
 if command -v script >/dev/null; then
   script -qfec "timeout -s INT 0.7 '$RCOORD' lock status watched --watch 200ms" /dev/null \

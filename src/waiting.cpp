@@ -1,0 +1,21 @@
+#include "waiting.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <random>
+
+namespace rcoord::waiting {
+
+Millis jittered(Millis base) {
+  static std::minstd_rand rng{std::random_device{}()};
+  std::uniform_int_distribution<std::int64_t> spread(0,
+                                                     std::max<std::int64_t>(1, base.count() / 5));
+  return base + Millis(spread(rng));
+}
+
+std::string block_seconds(Millis block) {
+  return fmt::format("{}.{:03}", block.count() / 1000, block.count() % 1000);
+}
+
+}  // namespace rcoord::waiting
