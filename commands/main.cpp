@@ -92,11 +92,12 @@ struct Command {
 };
 constexpr Command kCommands[] = {
     {"bloom", rcoord::cmd::add_bloom},   {"complete", rcoord::cmd::add_complete},
-    {"doctor", rcoord::cmd::add_doctor}, {"lock", rcoord::cmd::add_lock},
-    {"limit", rcoord::cmd::add_limit},   {"pf", rcoord::cmd::add_pf},
-    {"ping", rcoord::cmd::add_ops},      {"sem", rcoord::cmd::add_sem},
-    {"queue", rcoord::cmd::add_queue},   {"elect", rcoord::cmd::add_elect},
-    {"signal", rcoord::cmd::add_signal}, {"latch", rcoord::cmd::add_latch},
+    {"doctor", rcoord::cmd::add_doctor}, {"ls", rcoord::cmd::add_ls},
+    {"lock", rcoord::cmd::add_lock},     {"limit", rcoord::cmd::add_limit},
+    {"pf", rcoord::cmd::add_pf},         {"ping", rcoord::cmd::add_ops},
+    {"sem", rcoord::cmd::add_sem},       {"queue", rcoord::cmd::add_queue},
+    {"elect", rcoord::cmd::add_elect},   {"signal", rcoord::cmd::add_signal},
+    {"latch", rcoord::cmd::add_latch},
 };
 
 // Global options that take a value in the next argument (`-p 6379`).

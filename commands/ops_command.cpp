@@ -15,6 +15,18 @@ std::string to_text(const Ping& r) {
 
 }  // namespace rcoord::server
 
+namespace rcoord::inventory {
+
+void to_json(nlohmann::ordered_json& j, const Object& r) {
+  j = {{"type", r.type}, {"name", r.name}, {"state", r.state}};
+}
+
+std::string to_text(const Object& r) {
+  return fmt::format("{:<9} {}  {}", r.type, r.name, r.state);
+}
+
+}  // namespace rcoord::inventory
+
 namespace rcoord::doctor {
 
 void to_json(nlohmann::ordered_json& j, const Finding& r) {
@@ -56,6 +68,33 @@ void add_doctor(CLI::App& app, Context& ctx) {
         healthy = healthy && finding.ok;
       }
       return healthy ? 0 : 1;
+    };
+  });
+}
+
+struct LsArgs {
+  std::string pattern = "*";
+  std::string type;
+};
+
+void add_ls(CLI::App& app, Context& ctx) {
+  auto args = std::make_shared<LsArgs>();
+  auto* ls = app.add_subcommand("ls", "List the objects rcoord keeps, with type and state");
+  ls->add_option("pattern", args->pattern, "Glob of object names (default *)");
+  std::string types;
+  for (const auto& t : inventory::types()) types += (types.empty() ? "" : "|") + t;
+  ls->add_option("--type", args->type, "Only objects of this type")
+      ->type_name(types)
+      ->check(CLI::IsMember(inventory::types()).description(""));
+  ls->footer(
+      "Found with SCAN (never KEYS), so a large keyspace is walked without blocking the server.\n"
+      "Example: rcoord ls 'deploy-*' --type lock");
+  ls->callback([&ctx, args] {
+    ctx.action = [&ctx, args] {
+      std::size_t n = inventory::list(ctx.conn(), ctx.keys(), args->pattern, args->type,
+                                      [&](const inventory::Object& o) { ctx.out().emit(o); });
+      if (n == 0) ctx.out().note("rcoord: no objects match");
+      return n > 0 ? 0 : 1;
     };
   });
 }

@@ -1,17 +1,24 @@
 #pragma once
-/// Operator commands: `rcoord ping`, `rcoord doctor`.
+/// Operator commands: `rcoord ping`, `rcoord doctor`, `rcoord ls`.
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "context.hpp"
 #include "doctor.hpp"
+#include "inventory.hpp"
 #include "server.hpp"
 
 namespace rcoord::cmd {
 void add_ops(CLI::App& app, Context& ctx);
 void add_doctor(CLI::App& app, Context& ctx);
+void add_ls(CLI::App& app, Context& ctx);
 }  // namespace rcoord::cmd
+
+namespace rcoord::inventory {
+void to_json(nlohmann::ordered_json& j, const Object& r);
+std::string to_text(const Object& r);
+}  // namespace rcoord::inventory
 
 namespace rcoord::doctor {
 void to_json(nlohmann::ordered_json& j, const Finding& r);

@@ -1,0 +1,51 @@
+# rcoord ls: every kind of object, found with SCAN across several cursor pages, filtered by
+# glob and --type, one line (or JSON object) each with its state.
+source "$(dirname "$0")/lib.sh"
+start_redis R
+export RCOORD_URL=$R_URL
+
+expect 1 "$RCOORD" ls
+assert_contains "$ERR" "no objects match"
+
+"$RCOORD" lock acquire deploy-web >/dev/null
+"$RCOORD" lock acquire deploy-db >/dev/null
+"$RCOORD" lock acquire reports --shared >/dev/null
+"$RCOORD" sem take encoders --limit 4 >/dev/null
+"$RCOORD" limit check api --rate 10/s >/dev/null
+"$RCOORD" bloom add seen a b c >/dev/null
+"$RCOORD" pf add visitors x y z >/dev/null
+"$RCOORD" complete add cities Paris Rome >/dev/null
+"$RCOORD" queue push jobs one two >/dev/null
+"$RCOORD" elect campaign svc --id host-a >/dev/null
+"$RCOORD" latch init ci --count 3 >/dev/null
+redis-cli -p "$R_PORT" set 'other:{lock:not-ours}' x >/dev/null   # another prefix
+
+expect 0 "$RCOORD" ls --json
+for t in lock sem limit bloom pf complete elect queue latch; do
+  assert_contains "$OUT" "\"type\":\"$t\"" "ls lists a $t"
+done
+[ "$(echo "$OUT" | grep -c '"type":"lock"')" -eq 3 ] || fail "3 locks expected: $OUT"
+case "$OUT" in *not-ours*) fail "ls listed a key of another prefix" ;; esac
+assert_contains "$OUT" '"name":"reports","state":"shared by 1 reader(s)'
+assert_contains "$OUT" '"name":"jobs","state":"ready 2, delayed 0, in flight 0, dead 0"'
+assert_contains "$OUT" '"name":"svc","state":"led by host-a, term 1'
+pass "every kind of object, each once, with its state"
+
+expect 0 "$RCOORD" ls 'deploy-*' --type lock
+assert_lines "$OUT" 2
+assert_contains "$OUT" "deploy-web"
+expect 1 "$RCOORD" ls 'deploy-*' --type sem
+expect 2 "$RCOORD" ls --type widget
+pass "glob and --type filter"
+
+# 2500 locks: several SCAN pages; each is listed exactly once
+printf 'HSET rcoord:{lock:bulk-%d} token t%d fence 1\n' $(seq 1 2500 | awk '{print $1, $1}') |
+  redis-cli -p "$R_PORT" >/dev/null
+expect 0 "$RCOORD" ls 'bulk-*' --type lock --json
+assert_eq "$(echo "$OUT" | wc -l)" 2500 "every bulk lock once"
+assert_eq "$(echo "$OUT" | sort -u | wc -l)" 2500 "no duplicates across SCAN pages"
+pass "2500 objects across SCAN pages, each once"
+
+expect 0 "$RCOORD" --prefix other: ls
+assert_contains "$OUT" "not-ours"
+pass "--prefix selects the namespace"
