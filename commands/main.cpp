@@ -150,6 +150,11 @@ int main(int argc, char** argv) {
   ctx.add_global_options(app);
   app.require_subcommand(1);
   add_commands(app, ctx, command_word(argc, argv));
+  // `rcoord --help` lists the primitives apart from the operator commands.
+  for (auto* sub : app.get_subcommands({})) {
+    bool ops = sub->get_name() == "ping" || sub->get_name() == "doctor" || sub->get_name() == "ls";
+    sub->group(ops ? "Operator commands" : "Primitives");
+  }
 
   try {
     app.parse(argc, argv);

@@ -5,8 +5,11 @@ SRC=${RCOORD_SOURCE_DIR:?}
 MAN=$SRC/man/rcoord.1
 COMPLETIONS=("$SRC/completions/rcoord.bash" "$SRC/completions/_rcoord" "$SRC/completions/rcoord.fish")
 
-# commands NAME...: the subcommands listed in a --help text
-subcommands() { sed -n '/^Subcommands:/,/^$/p' | awk 'NR > 1 && NF { print $1 }'; }
+# the subcommands listed in a --help text (under any group heading of the root help)
+subcommands() {
+  awk '/^(Subcommands|Primitives|Operator commands):$/ { on = 1; next }
+       /^[^ ]/ { on = 0 } on && NF { print $1 }'
+}
 # long options of a --help text (--help itself excluded)
 long_options() { grep -oE -- '--[a-z][a-z0-9-]+' | grep -vx -- '--help' | sort -u; }
 # short options of a --help text
@@ -39,10 +42,12 @@ done
 for group in $(echo "$root_help" | subcommands); do
   check_in_docs "$group" "command"
   group_help=$("$RCOORD" "$group" --help)
+  assert_contains "$group_help" "Example" "rcoord $group --help has an example"
   verbs=$(echo "$group_help" | subcommands)
   for verb in $verbs; do
     check_in_docs "$verb" "$group verb"
     verb_help=$("$RCOORD" "$group" "$verb" --help)
+    assert_contains "$verb_help" "Example" "rcoord $group $verb --help has an example"
     for opt in $(echo "$verb_help" | long_options) $(echo "$verb_help" | short_options); do
       check_in_docs "$opt" "$group $verb option"
       checked=$((checked + 1))
@@ -51,6 +56,9 @@ for group in $(echo "$root_help" | subcommands); do
 done
 [ "$checked" -gt 20 ] || fail "found only $checked options in --help: the parsing broke"
 pass "$checked options of --help appear in the man page and every completion file"
+assert_contains "$root_help" "Primitives:"
+assert_contains "$root_help" "Operator commands:"
+pass "every command and verb has an example; rcoord --help groups the commands"
 
 if command -v groff >/dev/null; then
   warnings=$(groff -man -ww -z "$MAN" 2>&1 || true)
