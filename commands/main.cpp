@@ -149,7 +149,9 @@ int main(int argc, char** argv) {
   app.fallthrough();
   ctx.add_global_options(app);
   app.require_subcommand(1);
-  add_commands(app, ctx, command_word(argc, argv));
+  // `rcoord --version` needs no command at all: build none (start-up is its whole cost).
+  bool version_only = argc == 2 && std::string_view(argv[1]) == "--version";
+  if (!version_only) add_commands(app, ctx, command_word(argc, argv));
   // `rcoord --help` lists the primitives apart from the operator commands.
   for (auto* sub : app.get_subcommands({})) {
     bool ops = sub->get_name() == "ping" || sub->get_name() == "doctor" || sub->get_name() == "ls";
