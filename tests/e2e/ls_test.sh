@@ -11,7 +11,7 @@ assert_contains "$ERR" "no objects match"
 "$RCOORD" lock acquire deploy-db >/dev/null
 "$RCOORD" lock acquire reports --shared >/dev/null
 "$RCOORD" sem take encoders --limit 4 >/dev/null
-"$RCOORD" limit check api --rate 10/s >/dev/null
+"$RCOORD" limit check api --rate 1/h >/dev/null  # state lives an hour (10/s drains in 0.1 s)
 "$RCOORD" bloom add seen a b c >/dev/null
 "$RCOORD" pf add visitors x y z >/dev/null
 "$RCOORD" complete add cities Paris Rome >/dev/null
