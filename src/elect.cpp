@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
-#include <random>
 
 #include "errors.hpp"
 #include "lua_scripts.hpp"

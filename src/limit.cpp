@@ -1,7 +1,6 @@
 #include "limit.hpp"
 
 #include <fmt/format.h>
-#include <poll.h>
 
 #include <cerrno>
 #include <chrono>

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <random>
 
 #include "errors.hpp"
 #include "lua_scripts.hpp"
