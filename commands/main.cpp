@@ -102,10 +102,31 @@ constexpr Command kCommands[] = {
 
 // Global options that take a value in the next argument (`-p 6379`).
 bool takes_value(std::string_view arg) {
-  static constexpr std::string_view kWithValue[] = {
-      "-u", "--url",    "--password-file", "--timeout", "--prefix",
-      "-o", "--output", "--config",        "-h",        "-p",
-      "-n", "-a",       "--pass",          "--user",    "-s"};
+  static constexpr std::string_view kWithValue[] = {"-u",
+                                                    "--url",
+                                                    "--password-file",
+                                                    "--timeout",
+                                                    "--prefix",
+                                                    "-o",
+                                                    "--output",
+                                                    "--config",
+                                                    "-h",
+                                                    "-p",
+                                                    "-n",
+                                                    "-a",
+                                                    "--pass",
+                                                    "--user",
+                                                    "-s",
+                                                    "--tls-ca",
+                                                    "--cacert",
+                                                    "--tls-cert",
+                                                    "--cert",
+                                                    "--tls-key",
+                                                    "--key",
+                                                    "--sni",
+                                                    "--sentinel",
+                                                    "--sentinel-master",
+                                                    "--wait-replicas"};
   return std::find(std::begin(kWithValue), std::end(kWithValue), arg) != std::end(kWithValue);
 }
 

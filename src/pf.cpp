@@ -80,6 +80,7 @@ void Adder::add(const std::vector<std::string>& items) {
 
 const Added& Adder::finish() {
   complete();
+  conn_.await_replicas();
   return result_;
 }
 

@@ -30,7 +30,25 @@ Reply eval(Connection& conn, const Script& script, const Args& keys, const Args&
   // The script cache is empty after a restart or SCRIPT FLUSH: send the body once.
   if (is_noscript(r)) r = conn.command_raw(eval_args("EVAL", script.body, keys, args));
   check_reply(r, fmt::format("script {}", script.name));
+  if (script.writes) conn.await_replicas();
   return r;
+}
+
+Reply eval_taking(Connection& conn, const Script& script, const Args& keys, const Args& args,
+                  const std::function<void()>& give_back) {
+  try {
+    return eval(conn, script, keys, args);
+  } catch (const ReplicaShortfall&) {
+    int wanted = conn.wait_replicas();
+    conn.set_wait_replicas(0);
+    try {
+      give_back();
+    } catch (const Error&) {
+      // Best effort: the lease still ends by its TTL.
+    }
+    conn.set_wait_replicas(wanted);
+    throw;
+  }
 }
 
 }  // namespace rcoord
