@@ -136,6 +136,29 @@ assert_eq "$code" 5 "exit code after the quorum was lost"
 assert_contains "$(cat "$TEST_TMP/lost.err")" "was lost"
 pass "lock run renews through the TTL and exits 5 when the quorum is lost"
 
+# a node that hangs (stopped, so it accepts connections but never answers) costs the short
+# per-node timeout (a tenth of the TTL here), not the 10s I/O timeout, and the other three
+# still make a quorum
+kill -STOP "$N4_PID" "$N5_PID"
+start=$(now_ms)
+expect 0 rl --timeout 10s lock acquire hang --ttl 2s --json
+took=$(($(now_ms) - start))
+kill -CONT "$N4_PID" "$N5_PID"
+assert_eq "$(json_field "$OUT" acquired_on)" 3
+[ "$took" -lt 5000 ] || fail "two hanging nodes delayed the acquisition by ${took}ms"
+expect 0 rl lock release hang --token "$(json_field "$OUT" token)"
+pass "two hanging nodes: acquired on the other three in ${took}ms"
+
+# passwords: a password given apart (here $RCOORD_PASSWORD) serves the URLs without one; a
+# URL's own password serves its node
+start_redis P1 --requirepass pw
+start_redis P2 --requirepass pw
+start_redis P3 --requirepass other
+expect 0 env RCOORD_PASSWORD=pw "$RCOORD" -u "$P1_URL" -u "$P2_URL" \
+  -u "redis://other@127.0.0.1:$P3_PORT" lock acquire secret --json
+assert_eq "$(json_field "$OUT" acquired_on)" 3 "each node accepted its password"
+pass "a separate password applies to URLs without one; a URL's own password wins"
+
 # usage errors
 expect 2 "$RCOORD" -u "$N1_URL" -u "$N2_URL" lock acquire x
 assert_contains "$ERR" "3 or more"
