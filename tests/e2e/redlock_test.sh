@@ -121,11 +121,11 @@ for n in 1 2 3 4 5; do expect 1 on $n lock status runjob; done
 pass "lock run: child's code, RCOORD_TOKEN/FENCE, released on every node"
 
 # lock run renews by Redlock extend; losing the quorum (broken on 3 nodes) is exit 5
-rl lock run lost --ttl 1500ms --kill-grace 1s -- sleep 30 >"$TEST_TMP/lost.out" 2>"$TEST_TMP/lost.err" &
+rl lock run lost --ttl 3s --kill-grace 1s -- sleep 30 >"$TEST_TMP/lost.out" 2>"$TEST_TMP/lost.err" &
 runner=$!
 track $runner
 wait_until 5 rl lock status lost || fail "lock run never took the lock"
-sleep 2 # longer than the TTL: only renewal keeps it
+sleep 4 # longer than the TTL: only renewal keeps it
 expect 0 rl lock status lost
 for n in 1 2 3; do on $n lock break lost >/dev/null; done
 set +e
@@ -141,7 +141,7 @@ pass "lock run renews through the TTL and exits 5 when the quorum is lost"
 # still make a quorum
 kill -STOP "$N4_PID" "$N5_PID"
 start=$(now_ms)
-expect 0 rl --timeout 10s lock acquire hang --ttl 2s --json
+expect 0 rl --timeout 10s lock acquire hang --ttl 5s --json
 took=$(($(now_ms) - start))
 kill -CONT "$N4_PID" "$N5_PID"
 assert_eq "$(json_field "$OUT" acquired_on)" 3
