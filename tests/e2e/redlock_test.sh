@@ -171,6 +171,7 @@ pass "2 URLs, other groups, --shared and -p with several URLs are usage errors"
 
 # 2 of 5 stopped: still works
 kill -9 "$N4_PID" "$N5_PID"
+{ wait "$N4_PID" "$N5_PID"; } 2>/dev/null || true
 expect 0 rl lock acquire down --json --ttl 10s
 assert_eq "$(json_field "$OUT" acquired_on)" 3
 token=$(json_field "$OUT" token)
@@ -183,6 +184,7 @@ pass "with 2 of 5 nodes stopped, acquire/status/extend/release/run work"
 
 # 3 of 5 stopped: exit 3, saying how many answered
 kill -9 "$N3_PID"
+{ wait "$N3_PID"; } 2>/dev/null || true
 for verb in "acquire down" "status down" "release down --token $token" "extend down --token $token"; do
   # shellcheck disable=SC2086
   expect 3 rl lock $verb
