@@ -74,7 +74,9 @@ Error no_quorum(const std::vector<Connection>& conns, const std::vector<NodeResu
   std::string first;
   for (std::size_t i = 0; i < results.size(); ++i) {
     if (results[i].error) {
-      first = fmt::format("{}: {}", conns[i].endpoint().describe(), results[i].error->what());
+      first = results[i].error->what();
+      std::string where = conns[i].endpoint().describe();
+      if (first.find(where) == std::string::npos) first = fmt::format("{}: {}", where, first);
       break;
     }
   }

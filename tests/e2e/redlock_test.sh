@@ -81,6 +81,26 @@ wait $releaser
 expect 1 rl lock acquire held --wait 300ms
 pass "--wait acquires after the release (${took}ms) and gives up in time"
 
+# a termination signal while waiting aborts at once and leaves nothing behind on any node
+# (SIGTERM: a background job of this non-interactive shell starts with SIGINT ignored)
+expect 0 rl lock status held --json
+holder=$(json_field "$OUT" token)
+"$RCOORD" "${URLS[@]}" lock acquire held --wait forever >"$TEST_TMP/acq.out" 2>/dev/null &
+waiter=$!
+track $waiter
+sleep 0.5
+kill -TERM $waiter
+set +e
+wait $waiter
+code=$?
+set -e
+assert_eq "$code" 143 "exit code of a waiter interrupted by SIGTERM"
+assert_eq "$(cat "$TEST_TMP/acq.out")" "" "no token printed"
+expect 0 rl lock status held --json
+assert_eq "$(json_field "$OUT" token)" "$holder"
+assert_eq "$(json_field "$OUT" acquired_on)" 5 "only the holder holds it, on every node"
+pass "SIGTERM while waiting: exit 143, nothing left behind"
+
 # fences: each acquisition's fence is above every earlier one, even when the majorities
 # differ. Node 1's own counter is pushed far ahead first; without the raise step, a later
 # majority without node 1 would hand out a smaller fence.
