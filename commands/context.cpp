@@ -66,13 +66,15 @@ const CLI::Validator kWaitCheck(
     "");
 
 void Context::add_global_options(CLI::App& app) {
+  root_ = &app;
   auto add = [&](const std::string& key, CLI::Option* opt) {
     opt->group("Global options");
     options_[key] = opt;
   };
   add("url", app.add_option("-u,--url", opts.urls,
                             "Redis URL: redis://[user[:pass]@]host[:port][/db], unix:///path.sock "
-                            "(default: $RCOORD_URL, $REDIS_URL, redis://127.0.0.1:6379)")
+                            "(default: $RCOORD_URL, $REDIS_URL, redis://127.0.0.1:6379); "
+                            "repeatable: 3 or more independent masters make `lock` a Redlock")
                  ->type_name("URL"));
   add("password-file", app.add_option("--password-file", opts.password_file,
                                       "Read the password from FILE (or set $RCOORD_PASSWORD)")
@@ -211,8 +213,8 @@ void Context::resolve_output() {
 
 void Context::resolve_endpoint() {
   if (opts.urls.size() > 1) {
-    throw Error(kUsage, "several --url (Redlock over independent masters) are not supported yet",
-                "give one --url");
+    resolve_redlock_endpoints();
+    return;
   }
   // Which tier the URL came from decides how its password ranks against the others.
   enum Tier { kCli, kEnv, kConfig, kDefault } url_tier = kDefault;
@@ -277,6 +279,60 @@ void Context::resolve_endpoint() {
   resolve_tls(ep);
   resolve_sentinel(ep);
   settings_.endpoint = std::move(ep);
+  settings_.endpoints = {settings_.endpoint};
+}
+
+// The password that is not part of a URL: command line, then environment, then config file.
+std::optional<std::string> Context::global_password() const {
+  if (given("password")) return opts.password;
+  if (given("password-file"))
+    return first_line(read_small_file(opts.password_file, "password file"));
+  if (const char* p = env("RCOORD_PASSWORD")) return std::string(p);
+  if (const char* a = env("REDISCLI_AUTH")) return std::string(a);
+  if (auto f = from_config("password-file"))
+    return first_line(read_small_file(*f, "password file"));
+  return std::nullopt;
+}
+
+// Several --url: a Redlock over independent masters. Each URL names its node in full; a
+// password given apart from the URLs (and --user) applies to the URLs that carry none.
+void Context::resolve_redlock_endpoints() {
+  std::string group;
+  if (root_ != nullptr && !root_->get_subcommands().empty()) {
+    group = root_->get_subcommands().front()->get_name();
+  }
+  if (group != "lock" && group != "ping") {
+    throw Error(
+        kUsage,
+        fmt::format("several --url make a Redlock; only `lock` supports it, not `{}`", group),
+        "give one --url");
+  }
+  if (opts.urls.size() == 2) {
+    throw Error(kUsage, "a Redlock needs 3 or more --url (independent masters), not 2",
+                "give one --url, or three or more");
+  }
+  for (auto [key, flag] :
+       {std::pair{"host", "-h"}, {"port", "-p"}, {"socket", "-s"}, {"db", "-n"}}) {
+    if (given(key)) {
+      throw Error(kUsage, fmt::format("{} cannot apply to several --url", flag),
+                  "put the host, port, socket or db in each URL");
+    }
+  }
+  if (given("sentinel") || given("wait-replicas")) {
+    throw Error(kUsage,
+                "--sentinel and --wait-replicas do not apply to a Redlock (independent masters)",
+                "give one --url, or drop the option");
+  }
+  std::optional<std::string> password = global_password();
+  settings_.endpoints.clear();
+  for (const auto& url : opts.urls) {
+    Endpoint ep = parse_url(url);
+    if (!ep.password) ep.password = password;
+    if (ep.user.empty() && given("user")) ep.user = opts.user;
+    resolve_tls(ep);
+    settings_.endpoints.push_back(std::move(ep));
+  }
+  settings_.endpoint = settings_.endpoints.front();
 }
 
 void Context::resolve_tls(Endpoint& ep) {

@@ -50,7 +50,10 @@ struct GlobalOptions {
 
 /// Settings after precedence has been applied; nothing here touches the network.
 struct Settings {
-  Endpoint endpoint;
+  Endpoint endpoint;  ///< the server; with several --url, the first of `endpoints`
+  /// Every --url when three or more were given (a Redlock over independent masters, used by
+  /// `lock` only); otherwise just `endpoint`.
+  std::vector<Endpoint> endpoints;
   Millis timeout{2000};
   std::string prefix = "rcoord:";
   Format format = Format::kText;
@@ -81,9 +84,12 @@ class Context {
   void resolve_endpoint();
   void resolve_tls(Endpoint& ep);
   void resolve_sentinel(Endpoint& ep);
+  void resolve_redlock_endpoints();
+  std::optional<std::string> global_password() const;
   void resolve_output();
 
   std::map<std::string, CLI::Option*> options_;
+  const CLI::App* root_ = nullptr;  ///< to name the chosen group in messages
   ConfigValues config_;
   Settings settings_;
   Keys keys_;

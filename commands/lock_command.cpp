@@ -6,6 +6,7 @@
 
 #include "errors.hpp"
 #include "hold.hpp"
+#include "redlock_command.hpp"
 #include "signals.hpp"
 #include "supervise.hpp"
 #include "token.hpp"
@@ -101,6 +102,7 @@ lock::Acquired acquire_or_abort(Context& ctx, const std::string& name,
 
 int run_acquire(Context& ctx, const LockArgs& a) {
   lock::AcquireOptions opts{duration_or_throw("--ttl", a.ttl), wait_option(a), a.token, a.shared};
+  if (redlock_verbs::active(ctx)) return redlock_verbs::acquire(ctx, a.name, opts);
   if (opts.token.empty()) opts.token = random_token();
   auto r = acquire_or_abort(ctx, a.name, opts);
   ctx.out().emit(r);
@@ -109,6 +111,7 @@ int run_acquire(Context& ctx, const LockArgs& a) {
 }
 
 int run_release(Context& ctx, const LockArgs& a) {
+  if (redlock_verbs::active(ctx)) return redlock_verbs::release(ctx, a.name, a.token);
   lock::Released r{lock::release(ctx.conn(), ctx.keys(), a.name, a.token), a.name};
   ctx.out().emit(r);
   if (!r.released)
@@ -117,6 +120,9 @@ int run_release(Context& ctx, const LockArgs& a) {
 }
 
 int run_extend(Context& ctx, const LockArgs& a) {
+  if (redlock_verbs::active(ctx)) {
+    return redlock_verbs::extend(ctx, a.name, a.token, duration_or_throw("--ttl", a.ttl));
+  }
   auto r = lock::extend(ctx.conn(), ctx.keys(), a.name, a.token, duration_or_throw("--ttl", a.ttl));
   ctx.out().emit(r);
   if (!r.extended)
@@ -125,6 +131,7 @@ int run_extend(Context& ctx, const LockArgs& a) {
 }
 
 int run_status(Context& ctx, const LockArgs& a) {
+  if (redlock_verbs::active(ctx)) return redlock_verbs::status(ctx, a.name, a.watch);
   return run_watched(ctx, a.watch, [&] {
     auto r = lock::status(ctx.conn(), ctx.keys(), a.name);
     ctx.out().emit(r);
@@ -133,6 +140,7 @@ int run_status(Context& ctx, const LockArgs& a) {
 }
 
 int run_break(Context& ctx, const LockArgs& a) {
+  if (redlock_verbs::active(ctx)) return redlock_verbs::break_lock(ctx, a.name);
   auto r = lock::break_lock(ctx.conn(), ctx.keys(), a.name);
   ctx.out().emit(r);
   if (!r.broken) ctx.out().note(fmt::format("rcoord: lock '{}' was not held", a.name));
@@ -161,6 +169,10 @@ int run_run(Context& ctx, const LockArgs& a) {
     throw Error(kUsage, "lock run needs a command", "put it after --, e.g. -- ./backup.sh");
   }
   lock::AcquireOptions opts{ttl, wait_option(a), a.token, a.shared};
+  if (redlock_verbs::active(ctx)) {
+    return redlock_verbs::run(ctx, a.name,
+                              {opts, a.conflict_exit_code, kill_grace, min_hold, a.command});
+  }
   if (opts.token.empty()) opts.token = random_token();
   auto r = acquire_or_abort(ctx, a.name, opts);
   if (!r.acquired) {

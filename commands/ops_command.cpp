@@ -64,7 +64,12 @@ void add_ops(CLI::App& app, Context& ctx) {
   ping->footer("Example: rcoord ping --url redis://10.0.0.5:6379");
   ping->callback([&ctx] {
     ctx.action = [&ctx] {
-      ctx.out().emit(server::ping(ctx.conn()));
+      const auto& nodes = ctx.settings().endpoints;
+      if (nodes.size() > 1) {
+        ctx.out().emit(server::ping_nodes(nodes, ctx.settings().timeout));
+      } else {
+        ctx.out().emit(server::ping(ctx.conn()));
+      }
       return 0;
     };
   });

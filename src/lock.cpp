@@ -116,6 +116,14 @@ Extended extend(Connection& conn, const Keys& keys, std::string_view name, std::
   return e;
 }
 
+bool raise_fence(Connection& conn, const Keys& keys, std::string_view name, std::string_view token,
+                 std::int64_t fence) {
+  check_name("lock", name);
+  Reply r = eval(conn, lua::kLockFenceRaise, lock_keys(keys, name),
+                 {std::string(token), std::to_string(fence)});
+  return reply_integer(r.get()) == 1;
+}
+
 Status status(Connection& conn, const Keys& keys, std::string_view name) {
   check_name("lock", name);
   Reply r = eval(conn, lua::kLockStatus, lock_keys(keys, name), {});

@@ -67,6 +67,12 @@ struct Status {
 };
 Status status(Connection& conn, const Keys& keys, std::string_view name);
 
+/// Redlock's fencing step on one node: if `token` holds the lock there, its fence becomes
+/// `fence` and the node's fence counter is raised to at least `fence`. False when `token`
+/// does not hold it there (nothing changed).
+bool raise_fence(Connection& conn, const Keys& keys, std::string_view name, std::string_view token,
+                 std::int64_t fence);
+
 struct Broken {
   bool broken = false;
   std::string name;

@@ -1,0 +1,170 @@
+#include "redlock_command.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "errors.hpp"
+#include "hold.hpp"
+#include "lock_command.hpp"
+#include "supervise.hpp"
+#include "token.hpp"
+#include "watch.hpp"
+
+namespace rcoord::redlock {
+namespace {
+
+void add_votes(nlohmann::ordered_json& j, const Votes& v) {
+  j["nodes"] = v.nodes;
+  j["quorum"] = v.quorum;
+  j["acquired_on"] = v.acquired_on;
+  j["validity_ms"] = v.validity_ms;
+}
+
+}  // namespace
+
+void to_json(nlohmann::ordered_json& j, const Acquired& r) {
+  lock::to_json(j, r.lock);
+  add_votes(j, r.votes);
+}
+std::string to_text(const Acquired& r) { return lock::to_text(r.lock); }
+
+void to_json(nlohmann::ordered_json& j, const Released& r) {
+  j = {{"released", r.released},
+       {"name", r.name},
+       {"nodes", r.nodes},
+       {"quorum", r.quorum},
+       {"released_on", r.released_on}};
+}
+std::string to_text(const Released& r) { return r.released ? "released" : ""; }
+
+void to_json(nlohmann::ordered_json& j, const Extended& r) {
+  lock::to_json(j, r.lock);
+  add_votes(j, r.votes);
+}
+std::string to_text(const Extended& r) {
+  return r.lock.extended
+             ? fmt::format("ttl_ms: {}\nvalidity_ms: {}", r.lock.ttl_ms, r.votes.validity_ms)
+             : std::string{};
+}
+
+void to_json(nlohmann::ordered_json& j, const Status& r) {
+  lock::to_json(j, r.lock);
+  add_votes(j, r.votes);
+}
+std::string to_text(const Status& r) {
+  return lock::to_text(r.lock) +
+         fmt::format("nodes: {}\nquorum: {}\nacquired_on: {}\nvalidity_ms: {}\n", r.votes.nodes,
+                     r.votes.quorum, r.votes.acquired_on, r.votes.validity_ms);
+}
+
+void to_json(nlohmann::ordered_json& j, const Broken& r) {
+  lock::to_json(j, r.lock);
+  j["nodes"] = r.nodes;
+  j["broken_on"] = r.broken_on;
+}
+std::string to_text(const Broken& r) { return lock::to_text(r.lock); }
+
+}  // namespace rcoord::redlock
+
+namespace rcoord::cmd::redlock_verbs {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr Millis kDefaultTtl{30'000};
+
+redlock::Redlock make(const Context& ctx, Millis ttl) {
+  const Settings& s = ctx.settings();
+  return redlock::Redlock(s.endpoints, redlock::node_timeout(s.timeout, ttl), ctx.keys());
+}
+
+void note_busy(Context& ctx, const redlock::Acquired& r) {
+  ctx.out().note(fmt::format("rcoord: lock '{}' is busy (held for another {:.1f}s)", r.lock.name,
+                             static_cast<double>(r.lock.ttl_ms) / 1000));
+}
+
+void note_not_held(Context& ctx, const std::string& name) {
+  ctx.out().note(fmt::format("rcoord: lock '{}' is not held by this token", name));
+}
+
+Holding holding(redlock::Redlock& rl, const std::string& name, const std::string& token) {
+  return {fmt::format("lock '{}'", name), [&rl, name, token] { rl.release(name, token); }};
+}
+
+}  // namespace
+
+bool active(const Context& ctx) { return ctx.settings().endpoints.size() >= 3; }
+
+int acquire(Context& ctx, const std::string& name, lock::AcquireOptions opts) {
+  if (opts.token.empty()) opts.token = random_token();
+  auto rl = make(ctx, opts.ttl);
+  auto r =
+      take_or_abort(ctx, holding(rl, name, opts.token), [&] { return rl.acquire(name, opts); });
+  ctx.out().emit(r);
+  if (!r.lock.acquired) note_busy(ctx, r);
+  return r.lock.acquired ? kYes : kNo;
+}
+
+int release(Context& ctx, const std::string& name, const std::string& token) {
+  auto r = make(ctx, kDefaultTtl).release(name, token);
+  ctx.out().emit(r);
+  if (!r.released) note_not_held(ctx, name);
+  return r.released ? kYes : kNo;
+}
+
+int extend(Context& ctx, const std::string& name, const std::string& token, Millis ttl) {
+  auto r = make(ctx, ttl).extend(name, token, ttl);
+  ctx.out().emit(r);
+  if (!r.lock.extended) note_not_held(ctx, name);
+  return r.lock.extended ? kYes : kNo;
+}
+
+int status(Context& ctx, const std::string& name, const std::string& watch) {
+  auto rl = make(ctx, kDefaultTtl);
+  return run_watched(ctx, watch, [&] {
+    auto r = rl.status(name);
+    ctx.out().emit(r);
+    return r.lock.held ? kYes : kNo;
+  });
+}
+
+int break_lock(Context& ctx, const std::string& name) {
+  auto r = make(ctx, kDefaultTtl).break_lock(name);
+  ctx.out().emit(r);
+  if (!r.lock.broken) ctx.out().note(fmt::format("rcoord: lock '{}' was not held", name));
+  return r.lock.broken ? kYes : kNo;
+}
+
+int run(Context& ctx, const std::string& name, RunOptions opts) {
+  if (opts.acquire.token.empty()) opts.acquire.token = random_token();
+  Millis ttl = opts.acquire.ttl;
+  auto rl = make(ctx, ttl);
+  auto r = take_or_abort(ctx, holding(rl, name, opts.acquire.token),
+                         [&] { return rl.acquire(name, opts.acquire); });
+  if (!r.lock.acquired) {
+    ctx.out().emit(r);  // JSON: the busy object; text: nothing (stdout is the command's)
+    note_busy(ctx, r);
+    return opts.conflict_exit_code;
+  }
+  auto acquired_at = Clock::now();
+  const std::string token = r.lock.token;
+  // A renewal is a Redlock extend: a quorum must extend it. The supervisor counts the lease
+  // without the drift allowance, so it never believes in a lease the nodes may have ended.
+  Lease lease{ttl - redlock::drift(ttl), [&] { return rl.extend(name, token, ttl).lock.extended; }};
+  SuperviseOptions sup{opts.command,
+                       {{"RCOORD_TOKEN", token},
+                        {"RCOORD_FENCE", std::to_string(r.lock.fence)},
+                        {"RCOORD_LOCK", name}},
+                       opts.kill_grace};
+  Holding held = holding(rl, name, token);
+  int code = run_supervised(ctx, held, sup, lease);
+  if (code == kLost) return code;
+  auto held_for = std::chrono::duration_cast<Millis>(Clock::now() - acquired_at);
+  if (opts.min_hold > held_for) {
+    held.give_back = [&] { rl.extend(name, token, opts.min_hold - held_for); };
+  }
+  give_back_quietly(ctx, held);
+  return code;
+}
+
+}  // namespace rcoord::cmd::redlock_verbs

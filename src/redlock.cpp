@@ -1,0 +1,357 @@
+#include "redlock.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <optional>
+#include <random>
+#include <thread>
+
+#include "errors.hpp"
+#include "signals.hpp"
+#include "token.hpp"
+#include "waiting.hpp"
+
+namespace rcoord::redlock {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using waiting::since;
+
+// What one node said: a value, or the error that kept it from answering.
+template <typename T>
+struct NodeResult {
+  std::optional<T> value;
+  std::optional<Error> error;
+  bool answered() const { return value.has_value(); }
+};
+
+// Runs fn(i, conn) on every node at once, one thread each, and collects what each said.
+// Signals stay pending meanwhile (the per-node timeout bounds the wait); a waiting caller
+// sees them in its interruptible sleep between attempts.
+template <typename Fn>
+auto on_all(std::vector<Connection>& conns, Fn fn) {
+  using T = decltype(fn(std::size_t{}, conns.front()));
+  std::vector<NodeResult<T>> results(conns.size());
+  signals::Uninterruptible quiet;
+  auto one = [&](std::size_t i) {
+    try {
+      results[i].value = fn(i, conns[i]);
+    } catch (const Error& e) {
+      results[i].error = e;
+    } catch (const std::exception& e) {
+      results[i].error = Error(kServer, e.what());
+    }
+  };
+  std::vector<std::thread> threads;
+  threads.reserve(conns.size());
+  for (std::size_t i = 1; i < conns.size(); ++i) threads.emplace_back(one, i);
+  one(0);  // the calling thread takes one node itself
+  for (auto& t : threads) t.join();
+  return results;
+}
+
+template <typename T>
+int count_answered(const std::vector<NodeResult<T>>& results) {
+  return static_cast<int>(
+      std::count_if(results.begin(), results.end(), [](const auto& r) { return r.answered(); }));
+}
+
+// An error other than "this node did not answer" (a usage or server error) is the caller's
+// to see: the first such one, if any.
+template <typename T>
+void rethrow_hard_error(const std::vector<NodeResult<T>>& results) {
+  for (const auto& r : results) {
+    if (r.error && r.error->code() != kConnection) throw *r.error;
+  }
+}
+
+template <typename T>
+Error no_quorum(const std::vector<Connection>& conns, const std::vector<NodeResult<T>>& results) {
+  int answered = count_answered(results);
+  std::string first;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    if (results[i].error) {
+      first = results[i].error->what();
+      std::string where = conns[i].endpoint().describe();
+      if (first.find(where) == std::string::npos) first = fmt::format("{}: {}", where, first);
+      break;
+    }
+  }
+  int n = static_cast<int>(conns.size());
+  return Error(
+      kConnection,
+      fmt::format("only {} of {} Redis nodes answered; Redlock needs {}", answered, n, n / 2 + 1),
+      fmt::format("bring the nodes back or check --url; first failure: {}", first));
+}
+
+template <typename T>
+void require_quorum(const std::vector<Connection>& conns,
+                    const std::vector<NodeResult<T>>& results) {
+  if (count_answered(results) >= static_cast<int>(conns.size()) / 2 + 1) return;
+  rethrow_hard_error(results);
+  throw no_quorum(conns, results);
+}
+
+// The delay before the next attempt: a random point in [base/2, base] with a base that
+// doubles from 5 ms to 100 ms, and no longer than the holder's lease, so that contenders
+// spread out instead of splitting the nodes between them again.
+Millis retry_delay(int attempt, Millis holder_left) {
+  static thread_local std::minstd_rand rng{std::random_device{}()};
+  Millis base = std::min(Millis(5) * (1 << std::min(attempt, 5)), Millis(100));
+  if (holder_left.count() > 0) base = std::min(base, holder_left + Millis(2));
+  std::uniform_int_distribution<std::int64_t> spread(base.count() / 2, base.count());
+  return Millis(std::max<std::int64_t>(1, spread(rng)));
+}
+
+}  // namespace
+
+Millis drift(Millis ttl) { return ttl / 100 + Millis(2); }
+
+Millis node_timeout(Millis io_timeout, Millis ttl) {
+  return std::min(io_timeout, std::max(ttl / 10, Millis(100)));
+}
+
+Redlock::Redlock(const std::vector<Endpoint>& endpoints, Millis per_node, Keys keys)
+    : keys_(std::move(keys)) {
+  if (endpoints.size() < 3) {
+    throw Error(kUsage, "a Redlock needs 3 or more Redis nodes", "give three or more --url");
+  }
+  conns_.reserve(endpoints.size());
+  for (const auto& ep : endpoints) conns_.emplace_back(ep, per_node);
+}
+
+// The outcome of one round over all nodes.
+struct Redlock::Attempt {
+  bool acquired = false;
+  std::int64_t fence = 0;
+  int granted = 0;  ///< nodes that granted it (and, when acquired, kept its fence)
+  Millis validity{0};
+  Millis holder_left{0};         ///< until a quorum of nodes is free of the current holder
+  std::optional<Error> failure;  ///< no quorum answered, or a server error
+};
+
+Redlock::Attempt Redlock::try_once(std::string_view name, const std::string& token, Millis ttl) {
+  Attempt a;
+  auto start = Clock::now();
+  lock::AcquireOptions once{ttl, std::nullopt, token, false};
+  auto grants = on_all(
+      conns_, [&](std::size_t, Connection& c) { return lock::acquire(c, keys_, name, once); });
+  std::int64_t top_fence = 0;
+  for (const auto& g : grants) {
+    if (g.answered() && g.value->acquired) {
+      ++a.granted;
+      top_fence = std::max(top_fence, g.value->fence);
+    }
+  }
+  if (a.granted >= quorum()) {
+    // Write the highest fence back to every granting node, so whoever takes the lock next
+    // (on a majority sharing a node with ours) counts on from there.
+    auto raised = on_all(conns_, [&](std::size_t i, Connection& c) {
+      return grants[i].answered() && grants[i].value->acquired &&
+             lock::raise_fence(c, keys_, name, token, top_fence);
+    });
+    a.granted = static_cast<int>(std::count_if(
+        raised.begin(), raised.end(), [](const auto& r) { return r.answered() && *r.value; }));
+    a.validity = ttl - since(start) - drift(ttl);
+    if (a.granted >= quorum() && a.validity.count() > 0) {
+      a.acquired = true;
+      a.fence = top_fence;
+      return a;
+    }
+  }
+  // Not ours: give back what we got, everywhere (a node that timed out may have granted it).
+  release_everywhere(name, token);
+  if (count_answered(grants) < quorum()) {
+    try {
+      require_quorum(conns_, grants);
+    } catch (const Error& e) {
+      a.failure = e;
+    }
+    return a;
+  }
+  // The lock is free again for us once a quorum of nodes is free: the quorum-th shortest
+  // remaining lease among the nodes (0 for free ones, unknown ones last).
+  std::vector<std::int64_t> left;
+  for (const auto& g : grants) {
+    if (!g.answered()) continue;
+    left.push_back(g.value->acquired ? 0 : std::max<std::int64_t>(0, g.value->ttl_ms));
+  }
+  std::sort(left.begin(), left.end());
+  a.holder_left = Millis(left[static_cast<std::size_t>(quorum() - 1)]);
+  return a;
+}
+
+void Redlock::release_everywhere(std::string_view name, const std::string& token) {
+  on_all(conns_, [&](std::size_t, Connection& c) { return lock::release(c, keys_, name, token); });
+}
+
+Acquired Redlock::acquire(std::string_view name, const lock::AcquireOptions& opts) {
+  check_name("lock", name);
+  if (opts.ttl.count() <= 0) throw Error(kUsage, "--ttl must be positive", "use e.g. --ttl 30s");
+  if (opts.shared) {
+    throw Error(kUsage, "--shared is not supported with several --url (Redlock)",
+                "give one --url for a reader lock");
+  }
+  Acquired result;
+  result.lock.name = std::string(name);
+  result.votes.nodes = nodes();
+  result.votes.quorum = quorum();
+  std::string token = opts.token.empty() ? random_token() : opts.token;
+  auto start = Clock::now();
+  for (int attempt = 0;; ++attempt) {
+    Attempt a = try_once(name, token, opts.ttl);
+    result.lock.waited_ms = since(start).count();
+    result.votes.acquired_on = a.granted;
+    if (a.failure) throw *a.failure;
+    if (a.acquired) {
+      result.lock.acquired = true;
+      result.lock.token = token;
+      result.lock.ttl_ms = opts.ttl.count();
+      result.lock.fence = a.fence;
+      result.votes.validity_ms = a.validity.count();
+      return result;
+    }
+    result.votes.acquired_on = 0;  // what it got was given back
+    result.lock.ttl_ms = a.holder_left.count();
+    if (!opts.wait) {
+      if (a.granted >= quorum()) {  // granted, but too slowly to be safe
+        throw Error(kConnection,
+                    fmt::format("a quorum granted lock '{}' only after its validity ({} TTL "
+                                "less drift) had passed",
+                                name, opts.ttl.count()),
+                    "use a longer --ttl, or find what makes the nodes slow");
+      }
+      return result;
+    }
+    Millis left = *opts.wait == Millis::max() ? Millis::max() : *opts.wait - since(start);
+    if (left.count() <= 0) return result;
+    Millis delay = std::min(retry_delay(attempt, a.holder_left), left);
+    if (!signals::sleep_until(Clock::now() + delay)) {
+      throw Error(kInterrupted, fmt::format("interrupted while waiting for lock '{}'", name),
+                  "nothing is held");
+    }
+  }
+}
+
+Released Redlock::release(std::string_view name, std::string_view token) {
+  check_name("lock", name);
+  auto results = on_all(
+      conns_, [&](std::size_t, Connection& c) { return lock::release(c, keys_, name, token); });
+  Released r{false, std::string(name), nodes(), quorum(), 0};
+  for (const auto& one : results) r.released_on += one.answered() && *one.value ? 1 : 0;
+  require_quorum(conns_, results);
+  r.released = r.released_on > 0;
+  return r;
+}
+
+Extended Redlock::extend(std::string_view name, std::string_view token, Millis ttl) {
+  check_name("lock", name);
+  if (ttl.count() <= 0) throw Error(kUsage, "--ttl must be positive", "use e.g. --ttl 30s");
+  auto start = Clock::now();
+  auto results = on_all(
+      conns_, [&](std::size_t, Connection& c) { return lock::extend(c, keys_, name, token, ttl); });
+  Extended e;
+  e.lock.name = std::string(name);
+  e.votes.nodes = nodes();
+  e.votes.quorum = quorum();
+  int unanswered = 0;
+  for (const auto& one : results) {
+    if (!one.answered()) {
+      ++unanswered;
+    } else if (one.value->extended) {
+      ++e.votes.acquired_on;
+      e.lock.fence = std::max(e.lock.fence, one.value->fence);
+    }
+  }
+  if (e.votes.acquired_on < quorum()) {
+    // Lost for sure only when even the silent nodes could not make up a quorum.
+    if (e.votes.acquired_on + unanswered < quorum()) {
+      e.lock.fence = 0;
+      return e;
+    }
+    require_quorum(conns_, results);
+    rethrow_hard_error(results);
+    throw Error(kConnection,
+                fmt::format("lock '{}' was extended on {} of {} Redis nodes and {} did not "
+                            "answer; Redlock needs {}",
+                            name, e.votes.acquired_on, nodes(), unanswered, quorum()),
+                "bring the nodes back or check --url");
+  }
+  Millis validity = ttl - since(start) - drift(ttl);
+  if (validity.count() <= 0) {
+    throw Error(kConnection,
+                fmt::format("extending lock '{}' on a quorum took longer than its new TTL", name),
+                "use a longer --ttl, or find what makes the nodes slow");
+  }
+  e.lock.extended = true;
+  e.lock.ttl_ms = ttl.count();
+  e.votes.validity_ms = validity.count();
+  return e;
+}
+
+Status Redlock::status(std::string_view name) {
+  check_name("lock", name);
+  auto results =
+      on_all(conns_, [&](std::size_t, Connection& c) { return lock::status(c, keys_, name); });
+  require_quorum(conns_, results);
+  Status s;
+  s.lock.name = std::string(name);
+  s.votes.nodes = nodes();
+  s.votes.quorum = quorum();
+  // The token that holds it on the most nodes, and how long each of those nodes keeps it.
+  std::map<std::string, std::vector<std::int64_t>> ttls_by_token;
+  std::int64_t last_fence = 0;
+  for (const auto& one : results) {
+    if (!one.answered()) continue;
+    last_fence = std::max(last_fence, one.value->fence);
+    if (one.value->mode == "exclusive")
+      ttls_by_token[one.value->token].push_back(one.value->ttl_ms);
+  }
+  std::string top;
+  for (const auto& [token, ttls] : ttls_by_token) {
+    if (top.empty() || ttls.size() > ttls_by_token[top].size()) top = token;
+  }
+  s.lock.fence = last_fence;
+  if (top.empty()) return s;
+  auto& ttls = ttls_by_token[top];
+  s.votes.acquired_on = static_cast<int>(ttls.size());
+  if (s.votes.acquired_on < quorum()) return s;
+  // Held while a quorum of nodes still keeps it: the quorum-th longest remaining lease.
+  std::sort(ttls.rbegin(), ttls.rend());
+  s.lock.held = true;
+  s.lock.token = top;
+  s.lock.mode = "exclusive";
+  s.lock.ttl_ms = ttls[static_cast<std::size_t>(quorum() - 1)];
+  s.votes.validity_ms =
+      std::max<std::int64_t>(0, s.lock.ttl_ms - drift(Millis(s.lock.ttl_ms)).count());
+  s.lock.fence = 0;
+  for (const auto& one : results) {
+    if (one.answered() && one.value->token == top) {
+      s.lock.fence = std::max(s.lock.fence, one.value->fence);
+    }
+  }
+  return s;
+}
+
+Broken Redlock::break_lock(std::string_view name) {
+  check_name("lock", name);
+  auto results =
+      on_all(conns_, [&](std::size_t, Connection& c) { return lock::break_lock(c, keys_, name); });
+  Broken b;
+  b.lock.name = std::string(name);
+  b.nodes = nodes();
+  for (const auto& one : results) {
+    if (!one.answered() || !one.value->broken) continue;
+    ++b.broken_on;
+    b.lock.broken = true;
+    if (b.lock.token.empty()) b.lock.token = one.value->token;
+    b.lock.readers = std::max(b.lock.readers, one.value->readers);
+  }
+  require_quorum(conns_, results);
+  return b;
+}
+
+}  // namespace rcoord::redlock

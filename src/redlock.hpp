@@ -1,0 +1,106 @@
+#pragma once
+/// Redlock: one lock over N >= 3 independent Redis masters. Each node keeps an ordinary
+/// rcoord lock (the same scripts and keys as lock.hpp); the lock is ours when a quorum
+/// (N/2+1) granted it within the TTL less the clock drift allowance.
+///
+/// Every operation goes to all nodes in parallel (one thread per node, each with a short
+/// per-node timeout), so one slow or dead node costs its timeout once, not once per node.
+/// A failed acquisition gives back whatever it got on every node before it retries (after a
+/// random delay) or returns. The fence reported is made to increase across acquisitions: the
+/// highest fence the granting nodes handed out is written back to each of them (see
+/// rcoord(1), "Redlock", for what this does and does not guarantee).
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "connection.hpp"
+#include "duration.hpp"
+#include "keys.hpp"
+#include "lock.hpp"
+#include "url.hpp"
+
+namespace rcoord::redlock {
+
+/// How a Redlock answer was reached: the extra JSON fields of SPEC §3.
+struct Votes {
+  int nodes = 0;
+  int quorum = 0;
+  int acquired_on = 0;           ///< nodes that granted it (acquire, extend) or hold it (status)
+  std::int64_t validity_ms = 0;  ///< how long the lock is safely ours (0 when it is not)
+};
+
+struct Acquired {
+  lock::Acquired lock;
+  Votes votes;
+};
+struct Extended {
+  lock::Extended lock;
+  Votes votes;
+};
+struct Status {
+  lock::Status lock;
+  Votes votes;
+};
+struct Released {
+  bool released = false;
+  std::string name;
+  int nodes = 0;
+  int quorum = 0;
+  int released_on = 0;
+};
+struct Broken {
+  lock::Broken lock;
+  int nodes = 0;
+  int broken_on = 0;
+};
+
+/// The clock drift allowance of a lease of `ttl`: 1% plus 2 ms (Redis' Redlock description).
+Millis drift(Millis ttl);
+
+/// The per-node timeout for leases of `ttl`: a tenth of the TTL, at least 100 ms (a loaded
+/// machine must still answer), at most `io_timeout`.
+Millis node_timeout(Millis io_timeout, Millis ttl);
+
+class Redlock {
+ public:
+  /// Does not connect yet. `per_node` bounds every connect and reply of one node.
+  /// Throws Error(kUsage) for fewer than 3 endpoints.
+  Redlock(const std::vector<Endpoint>& endpoints, Millis per_node, Keys keys);
+
+  int nodes() const { return static_cast<int>(conns_.size()); }
+  int quorum() const { return nodes() / 2 + 1; }
+
+  /// Takes `name` on a quorum, retrying after random delays until opts.wait runs out.
+  /// acquired=false when busy. Throws Error(kConnection) naming how many nodes answered
+  /// when fewer than a quorum did, Error(kUsage) for --shared, Error(kInterrupted) when a
+  /// managed signal ends the wait (nothing is then held).
+  Acquired acquire(std::string_view name, const lock::AcquireOptions& opts);
+
+  /// Releases on every node. released=true when any node released it. Throws
+  /// Error(kConnection) when fewer than a quorum answered (after releasing where it could).
+  Released release(std::string_view name, std::string_view token);
+
+  /// Extends on every node: extended when a quorum extended it within the new validity;
+  /// extended=false when it cannot be ours any more (too many nodes say another holds it or
+  /// it is gone). Throws Error(kConnection) when too few nodes answered to tell.
+  Extended extend(std::string_view name, std::string_view token, Millis ttl);
+
+  /// Held when one token holds it on a quorum. Throws Error(kConnection) without a quorum.
+  Status status(std::string_view name);
+
+  /// Deletes it on every node that answers. Throws Error(kConnection) without a quorum
+  /// (after breaking it where it could).
+  Broken break_lock(std::string_view name);
+
+ private:
+  struct Attempt;
+  Attempt try_once(std::string_view name, const std::string& token, Millis ttl);
+  void release_everywhere(std::string_view name, const std::string& token);
+
+  std::vector<Connection> conns_;
+  Keys keys_;
+};
+
+}  // namespace rcoord::redlock

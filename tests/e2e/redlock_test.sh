@@ -1,0 +1,226 @@
+# Redlock: `lock` over five independent redis-servers. JSON fields, quorum with nodes down
+# (2 of 5 stopped works, 3 stopped is exit 3 naming how many answered), a majority holder
+# blocks others, a minority one does not, fences increase across different majorities,
+# `lock run` releases on every node and exits 5 when the quorum is lost, usage errors.
+source "$(dirname "$0")/lib.sh"
+for n in 1 2 3 4 5; do start_redis "N$n"; done
+NODES=("$N1_URL" "$N2_URL" "$N3_URL" "$N4_URL" "$N5_URL")
+URLS=()
+for u in "${NODES[@]}"; do URLS+=(-u "$u"); done
+rl() { "$RCOORD" "${URLS[@]}" "$@"; }
+# one node alone, as a plain single-server lock
+on() {
+  local url=${NODES[$(($1 - 1))]}
+  shift
+  "$RCOORD" -u "$url" "$@"
+}
+
+# acquire / status / extend / release: the Redlock fields
+expect 0 rl lock acquire job --ttl 10s --json
+acq=$OUT
+assert_eq "$(json_field "$acq" acquired)" true
+assert_eq "$(json_field "$acq" nodes)" 5
+assert_eq "$(json_field "$acq" quorum)" 3
+assert_eq "$(json_field "$acq" acquired_on)" 5
+validity=$(json_field "$acq" validity_ms)
+[ "$validity" -gt 5000 ] && [ "$validity" -lt 10000 ] || fail "validity_ms $validity not in (5000, 10000)"
+token=$(json_field "$acq" token)
+[[ $token =~ ^[0-9a-f]{32}$ ]] || fail "token: $acq"
+for n in 1 2 3 4 5; do
+  expect 0 on $n lock status job
+  assert_contains "$OUT" "token: $token" "node $n holds the Redlock's token"
+done
+expect 0 rl lock status job --json
+assert_eq "$(json_field "$OUT" held)" true
+assert_eq "$(json_field "$OUT" token)" "$token"
+assert_eq "$(json_field "$OUT" acquired_on)" 5
+assert_eq "$(json_field "$OUT" fence)" "$(json_field "$acq" fence)"
+expect 0 rl lock extend job --token "$token" --ttl 60s --json
+assert_eq "$(json_field "$OUT" extended)" true
+assert_eq "$(json_field "$OUT" acquired_on)" 5
+[ "$(json_field "$OUT" validity_ms)" -gt 30000 ] || fail "extend validity: $OUT"
+expect 0 on 3 lock status job --json
+[ "$(json_field "$OUT" ttl_ms)" -gt 30000 ] || fail "extend did not reach node 3: $OUT"
+expect 1 rl lock extend job --token wrong
+expect 1 rl lock release job --token wrong
+expect 0 rl lock release job --token "$token" --json
+assert_eq "$(json_field "$OUT" released_on)" 5
+for n in 1 2 3 4 5; do expect 1 on $n lock status job; done
+expect 1 rl lock status job
+expect 0 rl lock acquire job
+assert_lines "$OUT" 1 "text output is the token alone"
+expect 0 rl lock release job --token "$OUT"
+pass "acquire/status/extend/release with nodes, quorum, acquired_on, validity_ms"
+
+# a holder on a majority blocks a second acquirer; one on a minority does not
+expect 0 rl lock acquire held --ttl 20s
+holder=$OUT
+expect 1 rl lock acquire held --json
+assert_eq "$(json_field "$OUT" acquired)" false
+[ "$(json_field "$OUT" ttl_ms)" -gt 10000 ] || fail "busy ttl_ms: $OUT"
+expect 1 rl lock run held -- touch "$TEST_TMP/ran"
+[ ! -e "$TEST_TMP/ran" ] || fail "lock run ran its command while a majority held the lock"
+for n in 1 2 3 4 5; do
+  expect 0 on $n lock status held
+  assert_contains "$OUT" "token: $holder" "a failed attempt left the holder alone on node $n"
+done
+expect 0 on 1 lock acquire minority --ttl 20s
+expect 0 on 2 lock acquire minority --ttl 20s
+expect 0 rl lock acquire minority --json
+assert_eq "$(json_field "$OUT" acquired_on)" 3 "granted by the three free nodes"
+pass "a majority holder blocks (exit 1, nothing left behind); a minority one does not"
+
+# --wait: taken once the holder releases, without a fixed polling interval
+( sleep 0.5; rl lock release held --token "$holder" >/dev/null ) &
+releaser=$!
+start=$(now_ms)
+expect 0 rl lock acquire held --wait 10s --json
+took=$(($(now_ms) - start))
+wait $releaser
+[ "$took" -lt 5000 ] || fail "waited ${took}ms for a release after 500ms"
+expect 1 rl lock acquire held --wait 300ms
+pass "--wait acquires after the release (${took}ms) and gives up in time"
+
+# a termination signal while waiting aborts at once and leaves nothing behind on any node
+# (SIGTERM: a background job of this non-interactive shell starts with SIGINT ignored)
+expect 0 rl lock status held --json
+holder=$(json_field "$OUT" token)
+"$RCOORD" "${URLS[@]}" lock acquire held --wait forever >"$TEST_TMP/acq.out" 2>/dev/null &
+waiter=$!
+track $waiter
+sleep 0.5
+kill -TERM $waiter
+set +e
+wait $waiter
+code=$?
+set -e
+assert_eq "$code" 143 "exit code of a waiter interrupted by SIGTERM"
+assert_eq "$(cat "$TEST_TMP/acq.out")" "" "no token printed"
+expect 0 rl lock status held --json
+assert_eq "$(json_field "$OUT" token)" "$holder"
+assert_eq "$(json_field "$OUT" acquired_on)" 5 "only the holder holds it, on every node"
+pass "SIGTERM while waiting: exit 143, nothing left behind"
+
+# fences: each acquisition's fence is above every earlier one, even when the majorities
+# differ. Node 1's own counter is pushed far ahead first; without the raise step, a later
+# majority without node 1 would hand out a smaller fence.
+for i in $(seq 1 10); do
+  t=$(on 1 lock acquire fenced)
+  on 1 lock release fenced --token "$t" >/dev/null
+done
+block() { # block NODE...: a plain holder on those nodes keeps the Redlock off them
+  local n
+  for n in "$@"; do on "$n" lock acquire fenced --token blocker --ttl 20s >/dev/null; done
+}
+unblock() {
+  local n
+  for n in "$@"; do on "$n" lock release fenced --token blocker >/dev/null; done
+}
+last=0
+for majority in "4 5:1 2 3" "1 2:3 4 5" "3 4:1 2 5" "1 5:2 3 4"; do
+  blocked=${majority%%:*}
+  # shellcheck disable=SC2086
+  block $blocked
+  expect 0 rl lock acquire fenced --json
+  fence=$(json_field "$OUT" fence)
+  assert_eq "$(json_field "$OUT" acquired_on)" 3 "granted by ${majority#*:}"
+  [ "$fence" -gt "$last" ] || fail "fence $fence after $last (majority ${majority#*:})"
+  rl lock release fenced --token "$(json_field "$OUT" token)" >/dev/null
+  # shellcheck disable=SC2086
+  unblock $blocked
+  last=$fence
+done
+pass "fence strictly increases across acquisitions on different majorities (last $last)"
+
+# lock run: the child runs with the Redlock's token and fence, and it is released everywhere
+expect 7 rl lock run runjob -- sh -c 'echo "$RCOORD_TOKEN $RCOORD_FENCE"; exit 7'
+read -r tok fence <<<"$OUT"
+[[ $tok =~ ^[0-9a-f]{32}$ ]] || fail "RCOORD_TOKEN: $OUT"
+[ "$fence" -gt 0 ] || fail "RCOORD_FENCE: $OUT"
+for n in 1 2 3 4 5; do expect 1 on $n lock status runjob; done
+pass "lock run: child's code, RCOORD_TOKEN/FENCE, released on every node"
+
+# lock run renews by Redlock extend; losing the quorum (broken on 3 nodes) is exit 5
+rl lock run lost --ttl 3s --kill-grace 1s -- sleep 30 >"$TEST_TMP/lost.out" 2>"$TEST_TMP/lost.err" &
+runner=$!
+track $runner
+wait_until 5 rl lock status lost || fail "lock run never took the lock"
+sleep 4 # longer than the TTL: only renewal keeps it
+expect 0 rl lock status lost
+for n in 1 2 3; do on $n lock break lost >/dev/null; done
+set +e
+wait $runner
+code=$?
+set -e
+assert_eq "$code" 5 "exit code after the quorum was lost"
+assert_contains "$(cat "$TEST_TMP/lost.err")" "was lost"
+pass "lock run renews through the TTL and exits 5 when the quorum is lost"
+
+# a node that hangs (stopped, so it accepts connections but never answers) costs the short
+# per-node timeout (a tenth of the TTL here), not the 10s I/O timeout, and the other three
+# still make a quorum
+kill -STOP "$N4_PID" "$N5_PID"
+start=$(now_ms)
+expect 0 rl --timeout 10s lock acquire hang --ttl 5s --json
+took=$(($(now_ms) - start))
+kill -CONT "$N4_PID" "$N5_PID"
+assert_eq "$(json_field "$OUT" acquired_on)" 3
+[ "$took" -lt 5000 ] || fail "two hanging nodes delayed the acquisition by ${took}ms"
+expect 0 rl lock release hang --token "$(json_field "$OUT" token)"
+pass "two hanging nodes: acquired on the other three in ${took}ms"
+
+# passwords: a password given apart (here $RCOORD_PASSWORD) serves the URLs without one; a
+# URL's own password serves its node
+start_redis P1 --requirepass pw
+start_redis P2 --requirepass pw
+start_redis P3 --requirepass other
+expect 0 env RCOORD_PASSWORD=pw "$RCOORD" -u "$P1_URL" -u "$P2_URL" \
+  -u "redis://other@127.0.0.1:$P3_PORT" lock acquire secret --json
+assert_eq "$(json_field "$OUT" acquired_on)" 3 "each node accepted its password"
+pass "a separate password applies to URLs without one; a URL's own password wins"
+
+# usage errors
+expect 2 "$RCOORD" -u "$N1_URL" -u "$N2_URL" lock acquire x
+assert_contains "$ERR" "3 or more"
+expect 2 rl sem take x --limit 2
+assert_contains "$ERR" "sem"
+expect 2 rl lock acquire x --shared
+assert_contains "$ERR" "--shared"
+expect 2 rl -p 6379 lock acquire x
+expect 2 rl --wait-replicas 1 lock acquire x
+pass "2 URLs, other groups, --shared and -p with several URLs are usage errors"
+
+# 2 of 5 stopped: still works
+kill -9 "$N4_PID" "$N5_PID"
+{ wait "$N4_PID" "$N5_PID"; } 2>/dev/null || true
+expect 0 rl lock acquire down --json --ttl 10s
+assert_eq "$(json_field "$OUT" acquired_on)" 3
+token=$(json_field "$OUT" token)
+expect 0 rl lock status down
+expect 0 rl lock extend down --token "$token"
+expect 1 rl lock acquire down
+expect 0 rl lock release down --token "$token"
+expect 0 rl lock run down -- true
+pass "with 2 of 5 nodes stopped, acquire/status/extend/release/run work"
+
+expect 0 rl ping
+assert_contains "$OUT" "mode: redlock"
+assert_contains "$OUT" "nodes: 5"
+assert_eq "$(printf '%s\n' "$OUT" | grep -c ' node rtt_us=')" 3 "three nodes answer"
+assert_eq "$(printf '%s\n' "$OUT" | grep -c ' node down (')" 2 "two nodes are down"
+expect 0 rl ping --json
+assert_eq "$(python3 -c 'import json,sys; print(len(json.loads(sys.argv[1])["nodes"]))' "$OUT")" 5
+pass "ping reports the redlock mode and each node's round trip, or why it is down"
+
+# 3 of 5 stopped: exit 3, saying how many answered
+kill -9 "$N3_PID"
+{ wait "$N3_PID"; } 2>/dev/null || true
+for verb in "acquire down" "status down" "release down --token $token" "extend down --token $token"; do
+  # shellcheck disable=SC2086
+  expect 3 rl lock $verb
+  assert_contains "$ERR" "only 2 of 5 Redis nodes answered; Redlock needs 3" "lock $verb"
+done
+expect 3 rl lock run down -- touch "$TEST_TMP/ran-no-quorum"
+[ ! -e "$TEST_TMP/ran-no-quorum" ] || fail "lock run ran without a quorum"
+expect 1 on 1 lock status down
+pass "with 3 of 5 stopped: exit 3, 'only 2 of 5 Redis nodes answered', nothing left held"
