@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "cluster.hpp"
 #include "errors.hpp"
 #include "lua_scripts.hpp"
 #include "pubsub.hpp"
@@ -29,6 +30,17 @@ struct Listening {
 // Messages are tagged by the send scripts: '*' broadcast, '1' for one receiver.
 constexpr char kBroadcast = '*';
 constexpr char kForOne = '1';
+
+// Leaves every registry in one round trip. On Redis Cluster the channels may live on other
+// nodes than the one the connection is on: the ZREMs answered with a redirect are sent
+// again one by one (ZREM is idempotent), each following its redirect.
+std::vector<Reply> leave_all(Connection& conn, const std::vector<Args>& leave) {
+  auto replies = conn.pipeline(leave);
+  for (std::size_t i = 0; i < replies.size(); ++i) {
+    if (cluster::is_redirect(replies[i].get())) replies[i] = conn.command_raw(leave[i]);
+  }
+  return replies;
+}
 
 }  // namespace
 
@@ -116,7 +128,7 @@ Waited wait(Connection& conn, const Keys& keys, const std::vector<std::string>& 
   } catch (const Error&) {
     signals::Uninterruptible quiet;
     try {
-      conn.pipeline(leave);
+      leave_all(conn, leave);
     } catch (const Error&) {
       // Unreachable: the entries go stale by themselves, and a send skips dead waiters.
     }
@@ -126,7 +138,7 @@ Waited wait(Connection& conn, const Keys& keys, const std::vector<std::string>& 
   // Leave the registries, then unsubscribe: a --one send that picked us ran before we left,
   // so its message is in front of the unsubscribe confirmation and is seen here.
   signals::Uninterruptible quiet;
-  for (const auto& r : conn.pipeline(leave)) check_reply(r, "ZREM");
+  for (const auto& r : leave_all(conn, leave)) check_reply(r, "ZREM");
   for (const auto& m : sub.unsubscribe()) {
     if (!take(m)) hand_on(m);
   }
