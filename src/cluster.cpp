@@ -6,8 +6,8 @@
 #include <array>
 #include <chrono>
 #include <sstream>
-#include <tuple>
 #include <thread>
+#include <tuple>
 
 #include "errors.hpp"
 
@@ -132,10 +132,11 @@ Endpoint endpoint_at(const Endpoint& base, const Redirect& to) {
 }
 
 void Budget::hop(const Redirect& r) {
-  if (++hops_ > kMaxHops) {
+  bool ask = r.kind == Redirect::Kind::kAsk;
+  if (ask ? ++asks_ > kMaxHops + kMaxRetries : ++hops_ > kMaxHops) {
     throw Error(kServer,
-                fmt::format("cluster error: still redirected after {} hops (last: {})", kMaxHops,
-                            r.text),
+                fmt::format("cluster error: still redirected after {} hops (last: {})",
+                            ask ? asks_ - 1 : kMaxHops, r.text),
                 kCheckHint);
   }
 }

@@ -52,13 +52,16 @@ class Budget {
  public:
   static constexpr int kMaxHops = 5;
   static constexpr int kMaxRetries = 20;
-  /// Counts a hop; throws Error(kServer) "cluster error" when there were too many.
+  /// Counts a MOVED hop (or an ASK: as many as TRYAGAIN retries are allowed, since a slot
+  /// in migration answers ASK then TRYAGAIN in turn); throws Error(kServer) "cluster
+  /// error" when there were too many.
   void hop(const Redirect& r);
   /// Pauses before a TRYAGAIN retry; throws Error(kServer) when the slot stays busy.
   void pause(const Redirect& r);
 
  private:
   int hops_ = 0;
+  int asks_ = 0;
   int retries_ = 0;
 };
 

@@ -140,7 +140,8 @@ std::string cluster_info_value(const std::string& text, std::string_view name) {
   auto at = text.find(std::string(name) + ":");
   if (at == std::string::npos) return std::string{};
   auto end = text.find("\r\n", at);
-  return text.substr(at + name.size() + 1, end == std::string::npos ? end : end - at - name.size() - 1);
+  return text.substr(at + name.size() + 1,
+                     end == std::string::npos ? end : end - at - name.size() - 1);
 }
 
 // Slot coverage as every master sees it: a node that lost slots (or lost touch with their
@@ -226,8 +227,8 @@ std::vector<Finding> examine(Connection& conn, const Keys& keys) {
     Connection node(endpoint, conn.timeout());
     std::string label = endpoint.describe();
     try {
-      for (auto finding : {check_eviction(node), check_persistence(node),
-                           check_replication(node), check_permissions(node, keys)}) {
+      for (auto finding : {check_eviction(node), check_persistence(node), check_replication(node),
+                           check_permissions(node, keys)}) {
         finding.detail = label + ": " + finding.detail;
         findings.push_back(std::move(finding));
       }

@@ -112,7 +112,8 @@ const Added& Adder::finish() {
 namespace {
 
 bool is_crossslot(const Reply& r) {
-  return r->type == REDIS_REPLY_ERROR && std::string_view(r->str, r->len).substr(0, 9) == "CROSSSLOT";
+  return r->type == REDIS_REPLY_ERROR &&
+         std::string_view(r->str, r->len).substr(0, 9) == "CROSSSLOT";
 }
 
 // On Redis Cluster the keys of several pf objects live in different slots, and PFCOUNT or

@@ -68,6 +68,48 @@ start_redis() {
   fail "cannot start redis-server"
 }
 
+# start_cluster NAME: a Redis Cluster of 3 masters (no replicas) on loopback, every slot
+# assigned and every node agreeing. Sets ${NAME}_PORTS (space-separated), ${NAME}_PORT and
+# ${NAME}_URL (the first node, as a seed) and ${NAME}_PIDS.
+start_cluster() {
+  local name=$1
+  local ports=() pids=() i port node
+  for i in 1 2 3; do
+    start_redis "_${name}_$i" --cluster-enabled yes --cluster-config-file nodes.conf \
+      --cluster-node-timeout 5000 --appendonly yes
+    node="_${name}_${i}_PORT"
+    ports+=("${!node}")
+    node="_${name}_${i}_PID"
+    pids+=("${!node}")
+  done
+  local addrs=()
+  for port in "${ports[@]}"; do addrs+=("127.0.0.1:$port"); done
+  redis-cli --cluster create "${addrs[@]}" --cluster-replicas 0 --cluster-yes >"$TEST_TMP/cluster-$name.log" 2>&1 ||
+    fail "redis-cli --cluster create failed: $(cat "$TEST_TMP/cluster-$name.log")"
+  _cluster_ready() {
+    local p
+    for p in "$@"; do
+      redis-cli -p "$p" cluster info | grep -q 'cluster_state:ok' || return 1
+      # every node knows the 3 masters and their slots
+      [ "$(redis-cli -p "$p" cluster nodes | grep -c 'master.* connected [0-9]')" -eq 3 ] || return 1
+    done
+  }
+  wait_until 30 _cluster_ready "${ports[@]}" || fail "cluster $name never became ready"
+  printf -v "${name}_PORTS" '%s' "${ports[*]}"
+  printf -v "${name}_PORT" '%s' "${ports[0]}"
+  printf -v "${name}_PIDS" '%s' "${pids[*]}"
+  printf -v "${name}_URL" '%s' "redis://127.0.0.1:${ports[0]}"
+}
+
+# port_of_key PORT KEY: the port of the master that owns KEY, asked of the node on PORT.
+port_of_key() {
+  local slot
+  slot=$(redis-cli -p "$1" cluster keyslot "$2")
+  redis-cli -p "$1" cluster nodes | awk -v slot="$slot" '
+    $3 ~ /master/ { for (i = 9; i <= NF; i++) { n = split($i, r, "-"); lo = r[1]; hi = (n == 2 ? r[2] : r[1]);
+      if (slot >= lo && slot <= hi) { split($2, a, "[:@]"); print a[2]; exit } } }'
+}
+
 # alive PID: the process exists and is not a zombie (a killed orphan may wait a while for
 # PID 1 to reap it, and kill -0 succeeds on zombies).
 alive() {
