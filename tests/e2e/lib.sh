@@ -29,9 +29,15 @@ track() { _bg_pids+=("$1"); }
 now_ms() { date +%s%3N; }
 
 # start_redis NAME [extra redis-server args...]: sets ${NAME}_PORT, ${NAME}_PID, ${NAME}_URL.
+# With RCOORD_TEST_CLUSTER=1, a plain `start_redis NAME` (no extra args) starts a 3-master
+# cluster instead (start_cluster), so a test that only talks through rcoord runs on both.
 start_redis() {
   local name=$1
   shift
+  if [ "${RCOORD_TEST_CLUSTER:-0}" = 1 ] && [ $# -eq 0 ] && [ "${name:0:1}" != _ ]; then
+    start_cluster "$name"
+    return
+  fi
   local attempt port pid dir
   for attempt in 1 2 3 4 5 6 7 8 9 10; do
     port=$((20000 + RANDOM % 40000))
