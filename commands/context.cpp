@@ -105,6 +105,32 @@ void Context::add_global_options(CLI::App& app) {
       app.add_option("--user", opts.user, "ACL user name (as redis-cli)")->type_name("NAME"));
   add("socket",
       app.add_option("-s", opts.socket, "Unix socket path (as redis-cli)")->type_name("SOCKET"));
+  add("tls", app.add_flag("--tls", opts.tls, "Use TLS, as a rediss:// URL does (as redis-cli)"));
+  add("tls-ca", app.add_option("--tls-ca,--cacert", opts.tls_ca,
+                               "CA certificate(s) that sign the server's (default: the system's)")
+                    ->type_name("FILE"));
+  add("tls-cert",
+      app.add_option("--tls-cert,--cert", opts.tls_cert, "Client certificate for mutual TLS, PEM")
+          ->type_name("FILE"));
+  add("tls-key",
+      app.add_option("--tls-key,--key", opts.tls_key, "Private key of the client certificate, PEM")
+          ->type_name("FILE"));
+  add("tls-insecure",
+      app.add_flag("--tls-insecure,--insecure", opts.tls_insecure,
+                   "Do not verify the server's certificate and name (testing only)"));
+  add("sni", app.add_option("--sni", opts.sni, "Server name to send and verify in TLS")
+                 ->type_name("HOST"));
+  add("sentinel", app.add_option("--sentinel", opts.sentinels,
+                                 "Find the master through this Sentinel (repeatable)")
+                      ->type_name("HOST:PORT"));
+  add("sentinel-master", app.add_option("--sentinel-master", opts.sentinel_master,
+                                        "Name of the master the sentinels monitor")
+                             ->type_name("NAME"));
+  add("wait-replicas",
+      app.add_option("--wait-replicas", opts.wait_replicas,
+                     "After each write, wait for N replicas to acknowledge it (Redis WAIT)")
+          ->type_name("N")
+          ->check(CLI::Range(0, 1000).description("")));
 }
 
 bool Context::given(const std::string& name) const {
@@ -124,9 +150,12 @@ void Context::resolve() {
   if (config_path.empty()) config_path = default_config_path();
   if (!config_path.empty()) config_ = load_config(config_path);
 
-  static const char* const kKnown[] = {"url",    "password-file", "timeout", "prefix",
-                                       "output", "json",          "quiet",   "user",
-                                       "host",   "port",          "db",      "socket"};
+  static const char* const kKnown[] = {
+      "url",          "password-file", "timeout", "prefix",   "output",
+      "json",         "quiet",         "user",    "host",     "port",
+      "db",           "socket",        "tls",     "tls-ca",   "tls-cert",
+      "tls-key",      "tls-insecure",  "sni",     "sentinel", "sentinel-master",
+      "wait-replicas"};
   for (const auto& [key, values] : config_) {
     if (std::find(std::begin(kKnown), std::end(kKnown), key) == std::end(kKnown)) {
       throw Error(kUsage, fmt::format("unknown key '{}' in config file {}", key, config_path),
@@ -148,6 +177,11 @@ void Context::resolve() {
     settings_.prefix = *p;
   }
   keys_ = Keys(settings_.prefix);
+  if (given("wait-replicas")) {
+    settings_.wait_replicas = opts.wait_replicas;
+  } else if (auto w = from_config("wait-replicas")) {
+    settings_.wait_replicas = parse_int("wait-replicas in the config file", *w, 1000);
+  }
   resolve_output();
   resolve_endpoint();
 }
@@ -237,11 +271,73 @@ void Context::resolve_endpoint() {
   } else {
     ep.password = url_password;
   }
+  resolve_tls(ep);
+  resolve_sentinel(ep);
   settings_.endpoint = std::move(ep);
 }
 
+void Context::resolve_tls(Endpoint& ep) {
+  auto text = [&](const std::string& key, const std::string& cli) -> std::string {
+    if (given(key)) return cli;
+    return from_config(key).value_or("");
+  };
+  auto flag = [&](const std::string& key, bool cli) {
+    if (given(key)) return cli;
+    auto v = from_config(key);
+    return v && parse_bool(key, *v);
+  };
+  if (flag("tls", opts.tls)) ep.tls = true;
+  TlsSettings& t = ep.tls_settings;
+  t.ca_file = text("tls-ca", opts.tls_ca);
+  t.cert_file = text("tls-cert", opts.tls_cert);
+  t.key_file = text("tls-key", opts.tls_key);
+  t.sni = text("sni", opts.sni);
+  t.insecure = flag("tls-insecure", opts.tls_insecure);
+  bool any = !t.ca_file.empty() || !t.cert_file.empty() || !t.key_file.empty() || !t.sni.empty() ||
+             t.insecure;
+  if (any && !ep.tls) {
+    throw Error(kUsage, "TLS options given for a plain redis:// connection",
+                "use a rediss:// URL or add --tls");
+  }
+  if (!t.key_file.empty() && t.cert_file.empty()) {
+    throw Error(kUsage, "--tls-key given without --tls-cert",
+                "give the client certificate with --tls-cert");
+  }
+  if (ep.tls && !ep.socket_path.empty()) {
+    throw Error(kUsage, "TLS over a unix socket is not supported", "use a rediss://host:port URL");
+  }
+}
+
+void Context::resolve_sentinel(Endpoint& ep) {
+  std::vector<std::string> addresses = opts.sentinels;
+  if (!given("sentinel")) {
+    auto it = config_.find("sentinel");
+    if (it != config_.end()) addresses = it->second;
+  }
+  std::string master =
+      given("sentinel-master") ? opts.sentinel_master : from_config("sentinel-master").value_or("");
+  if (addresses.empty() && master.empty()) return;
+  if (addresses.empty()) {
+    throw Error(kUsage, "--sentinel-master given without --sentinel",
+                "name at least one sentinel with --sentinel HOST:PORT");
+  }
+  if (master.empty()) {
+    throw Error(kUsage, "--sentinel given without --sentinel-master",
+                "name the monitored master with --sentinel-master NAME");
+  }
+  if (!ep.socket_path.empty()) {
+    throw Error(kUsage, "--sentinel cannot be combined with a unix socket",
+                "drop -s or the unix:// URL");
+  }
+  for (const auto& a : addresses) ep.sentinel.sentinels.push_back(parse_address(a, "--sentinel"));
+  ep.sentinel.master = master;
+}
+
 Connection& Context::conn() {
-  if (!conn_) conn_ = std::make_unique<Connection>(settings_.endpoint, settings_.timeout);
+  if (!conn_) {
+    conn_ = std::make_unique<Connection>(settings_.endpoint, settings_.timeout);
+    conn_->set_wait_replicas(settings_.wait_replicas);
+  }
   return *conn_;
 }
 

@@ -35,6 +35,17 @@ struct GlobalOptions {
   std::string password;
   std::string user;
   std::string socket;
+  // TLS (also under redis-cli's names: --tls, --cacert, --cert, --key, --insecure, --sni)
+  bool tls = false;
+  std::string tls_ca;
+  std::string tls_cert;
+  std::string tls_key;
+  bool tls_insecure = false;
+  std::string sni;
+  // Sentinel
+  std::vector<std::string> sentinels;
+  std::string sentinel_master;
+  int wait_replicas = 0;
 };
 
 /// Settings after precedence has been applied; nothing here touches the network.
@@ -44,6 +55,7 @@ struct Settings {
   std::string prefix = "rcoord:";
   Format format = Format::kText;
   bool quiet = false;
+  int wait_replicas = 0;  ///< replica acknowledgements every write waits for
 };
 
 class Context {
@@ -67,6 +79,8 @@ class Context {
   bool given(const std::string& name) const;
   std::optional<std::string> from_config(const std::string& key) const;
   void resolve_endpoint();
+  void resolve_tls(Endpoint& ep);
+  void resolve_sentinel(Endpoint& ep);
   void resolve_output();
 
   std::map<std::string, CLI::Option*> options_;

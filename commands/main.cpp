@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -102,10 +103,31 @@ constexpr Command kCommands[] = {
 
 // Global options that take a value in the next argument (`-p 6379`).
 bool takes_value(std::string_view arg) {
-  static constexpr std::string_view kWithValue[] = {
-      "-u", "--url",    "--password-file", "--timeout", "--prefix",
-      "-o", "--output", "--config",        "-h",        "-p",
-      "-n", "-a",       "--pass",          "--user",    "-s"};
+  static constexpr std::string_view kWithValue[] = {"-u",
+                                                    "--url",
+                                                    "--password-file",
+                                                    "--timeout",
+                                                    "--prefix",
+                                                    "-o",
+                                                    "--output",
+                                                    "--config",
+                                                    "-h",
+                                                    "-p",
+                                                    "-n",
+                                                    "-a",
+                                                    "--pass",
+                                                    "--user",
+                                                    "-s",
+                                                    "--tls-ca",
+                                                    "--cacert",
+                                                    "--tls-cert",
+                                                    "--cert",
+                                                    "--tls-key",
+                                                    "--key",
+                                                    "--sni",
+                                                    "--sentinel",
+                                                    "--sentinel-master",
+                                                    "--wait-replicas"};
   return std::find(std::begin(kWithValue), std::end(kWithValue), arg) != std::end(kWithValue);
 }
 
@@ -137,6 +159,43 @@ void add_commands(CLI::App& app, rcoord::cmd::Context& ctx, std::string_view wor
   }
 }
 
+void blank_from(char* text, std::size_t from) {
+  for (char* p = text + std::min(from, std::strlen(text)); *p != '\0'; ++p) *p = '*';
+}
+
+// `redis://user:secret@host` -> `redis://user:******@host`, in place.
+void blank_url_password(char* url) {
+  std::string_view text(url);
+  auto scheme = text.find("://");
+  if (scheme == std::string_view::npos) return;
+  auto at = text.find('@', scheme + 3);
+  if (at == std::string_view::npos || text.find('/', scheme + 3) < at) return;
+  auto colon = text.substr(0, at).find(':', scheme + 3);
+  std::size_t from = colon == std::string_view::npos ? scheme + 3 : colon + 1;
+  for (std::size_t i = from; i < at; ++i) url[i] = '*';
+}
+
+// A password given with -a or inside --url is visible in ps for the whole life of the
+// process (a `lock run` may live for hours). Once parsed, it is overwritten in place, which
+// is what /proc/PID/cmdline shows. The command after `--` is left alone.
+void hide_secrets(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--") return;
+    if ((arg == "-a" || arg == "--pass") && i + 1 < argc) {
+      blank_from(argv[++i], 0);
+    } else if (arg.rfind("--pass=", 0) == 0) {
+      blank_from(argv[i], 7);
+    } else if (arg.size() > 2 && arg.rfind("-a", 0) == 0) {
+      blank_from(argv[i], arg[2] == '=' ? 3 : 2);
+    } else if ((arg == "-u" || arg == "--url") && i + 1 < argc) {
+      blank_url_password(argv[++i]);
+    } else if (arg.rfind("--url=", 0) == 0) {
+      blank_url_password(argv[i] + 6);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -160,6 +219,7 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
+    hide_secrets(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     std::string nearest = suggestion(app, argc, argv);

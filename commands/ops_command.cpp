@@ -6,11 +6,28 @@ namespace rcoord::server {
 
 void to_json(nlohmann::ordered_json& j, const Ping& r) {
   j = {{"url", r.url}, {"version", r.version}, {"mode", r.mode}, {"rtt_us", r.rtt_us}};
+  if (r.nodes.empty()) return;
+  auto& nodes = j["nodes"] = nlohmann::ordered_json::array();
+  for (const auto& n : r.nodes) {
+    nlohmann::ordered_json node = {{"address", n.address}, {"role", n.role}, {"rtt_us", n.rtt_us}};
+    if (!n.error.empty()) node["error"] = n.error;
+    nodes.push_back(std::move(node));
+  }
 }
 
+// `node: ADDRESS ROLE RTT` lines follow the summary, one per server of the setup.
 std::string to_text(const Ping& r) {
-  return fmt::format("url: {}\nversion: {}\nmode: {}\nrtt_us: {}\n", r.url, r.version, r.mode,
-                     r.rtt_us);
+  std::string text = fmt::format("url: {}\nversion: {}\nmode: {}\nrtt_us: {}\n", r.url, r.version,
+                                 r.mode, r.rtt_us);
+  if (!r.nodes.empty()) text += fmt::format("nodes: {}\n", r.nodes.size());
+  for (const auto& n : r.nodes) {
+    if (n.rtt_us >= 0) {
+      text += fmt::format("node: {} {} rtt_us={}\n", n.address, n.role, n.rtt_us);
+    } else {
+      text += fmt::format("node: {} {} down ({})\n", n.address, n.role, n.error);
+    }
+  }
+  return text;
 }
 
 }  // namespace rcoord::server

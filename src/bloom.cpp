@@ -524,6 +524,7 @@ const std::vector<ItemResult>& Adder::finish() {
   }
   next_grant_ = Grant{};
   if (loaded_) flush_settlement();
+  conn_.await_replicas();  // every BITFIELD of the stream, acknowledged at once
   done_ = std::move(flight_);
   flight_ = Batch{};
   return done_.results;

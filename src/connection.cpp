@@ -5,12 +5,17 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <utility>
 
@@ -55,6 +60,66 @@ void format_args(const Args& args, std::string& out) {
   std::free(cmd);
 }
 
+// OpenSSL's queued errors, most recent last, as one line; clears the queue.
+std::string tls_error_text() {
+  std::string text;
+  while (unsigned long code = ERR_get_error()) {
+    char buf[256];
+    ERR_error_string_n(code, buf, sizeof(buf));
+    const char* reason = ERR_reason_error_string(code);
+    text = reason != nullptr ? reason : buf;
+  }
+  return text;
+}
+
+bool is_ip_literal(const std::string& host) {
+  in6_addr addr{};
+  return inet_pton(AF_INET, host.c_str(), &addr) == 1 ||
+         inet_pton(AF_INET6, host.c_str(), &addr) == 1;
+}
+
+// OpenSSL writes with write(2), which raises SIGPIPE on a closed peer. Ignoring SIGPIPE for
+// the whole process would leak into the children `run` starts, so it is blocked only
+// around the write, and a SIGPIPE that write raised is taken back before unblocking.
+class SigpipeBlocked {
+ public:
+  SigpipeBlocked() {
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    sigset_t pending;
+    sigpending(&pending);
+    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &pipe, &old_);
+  }
+  ~SigpipeBlocked() {
+    if (!was_pending_) {
+      sigset_t pipe;
+      sigemptyset(&pipe);
+      sigaddset(&pipe, SIGPIPE);
+      timespec zero{0, 0};
+      while (sigtimedwait(&pipe, nullptr, &zero) == SIGPIPE) {
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  SigpipeBlocked(const SigpipeBlocked&) = delete;
+  SigpipeBlocked& operator=(const SigpipeBlocked&) = delete;
+
+ private:
+  sigset_t old_{};
+  bool was_pending_ = false;
+};
+
+// What to do about a certificate the verification refused.
+const char* verify_hint(long result) {
+  if (result == X509_V_ERR_HOSTNAME_MISMATCH || result == X509_V_ERR_IP_ADDRESS_MISMATCH) {
+    return "connect by a name the certificate holds, or give that name with --sni";
+  }
+  return "give the CA that signed the server's certificate with --tls-ca (or --tls-insecure "
+         "to skip verification)";
+}
+
 }  // namespace
 
 Connection::Connection(Endpoint endpoint, Millis timeout)
@@ -66,7 +131,9 @@ Connection::Connection(Connection&& other) noexcept
     : endpoint_(std::move(other.endpoint_)),
       timeout_(other.timeout_),
       fd_(std::exchange(other.fd_, -1)),
-      reader_(std::exchange(other.reader_, nullptr)) {}
+      reader_(std::exchange(other.reader_, nullptr)),
+      tls_ctx_(std::exchange(other.tls_ctx_, nullptr)),
+      tls_(std::exchange(other.tls_, nullptr)) {}
 
 Connection& Connection::operator=(Connection&& other) noexcept {
   if (this != &other) {
@@ -75,11 +142,17 @@ Connection& Connection::operator=(Connection&& other) noexcept {
     timeout_ = other.timeout_;
     fd_ = std::exchange(other.fd_, -1);
     reader_ = std::exchange(other.reader_, nullptr);
+    tls_ctx_ = std::exchange(other.tls_ctx_, nullptr);
+    tls_ = std::exchange(other.tls_, nullptr);
   }
   return *this;
 }
 
 void Connection::close() {
+  if (tls_ != nullptr) SSL_free(tls_);
+  tls_ = nullptr;
+  if (tls_ctx_ != nullptr) SSL_CTX_free(tls_ctx_);
+  tls_ctx_ = nullptr;
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
   if (reader_ != nullptr) redisReaderFree(reader_);
@@ -183,7 +256,7 @@ void Connection::connect_socket(Clock::time_point deadline) {
   }
 }
 
-void Connection::handshake(Clock::time_point deadline) {
+bool Connection::handshake(Clock::time_point deadline) {
   std::vector<Args> hello;
   if (endpoint_.password) {
     if (endpoint_.user.empty()) {
@@ -193,12 +266,22 @@ void Connection::handshake(Clock::time_point deadline) {
     }
   }
   if (endpoint_.db != 0) hello.push_back({"SELECT", std::to_string(endpoint_.db)});
-  if (hello.empty()) return;
+  // Right after a failover a sentinel may still name the old master, now a replica.
+  bool check_role = !endpoint_.sentinel.sentinels.empty();
+  if (check_role) hello.push_back({"ROLE"});
+  if (hello.empty()) return true;
   std::string out;
   for (const auto& cmd : hello) format_args(cmd, out);
   write_all(out, deadline);
+  bool is_master = true;
   for (const auto& cmd : hello) {
     Reply r = read_reply(deadline);
+    if (cmd[0] == "ROLE") {
+      // A user without ROLE permission gets an error: trust the sentinel then.
+      is_master = r->type != REDIS_REPLY_ARRAY || r->elements == 0 ||
+                  reply_string(r->element[0]) == "master";
+      continue;
+    }
     if (r->type != REDIS_REPLY_ERROR) continue;
     std::string msg = error_text(r.get());
     if (cmd[0] == "AUTH") {
@@ -213,72 +296,256 @@ void Connection::handshake(Clock::time_point deadline) {
         fmt::format("cannot select db {} on {}: {}", endpoint_.db, endpoint_.describe(), msg),
         "use a db index the server has (see 'databases' in redis.conf)");
   }
+  return is_master;
 }
 
 void Connection::ensure_connected() {
   if (fd_ >= 0) return;
-  if (endpoint_.tls) {
-    throw Error(kUsage, "rediss:// (TLS) is not supported by this build yet",
-                "connect without TLS, e.g. through a local stunnel, until TLS support lands");
-  }
   auto deadline = Clock::now() + timeout_;
-  connect_socket(deadline);
-  reader_ = redisReaderCreate();
-  if (reader_ == nullptr) fail("out of memory", "");
-  handshake(deadline);
+  bool via_sentinel = !endpoint_.sentinel.sentinels.empty();
+  for (;;) {
+    if (via_sentinel) find_master(deadline);
+    connect_socket(deadline);
+    if (endpoint_.tls) start_tls(deadline);
+    reader_ = redisReaderCreate();
+    if (reader_ == nullptr) fail("out of memory", "");
+    if (handshake(deadline)) return;
+    // The sentinels have not caught up with a failover yet: ask again shortly.
+    std::string former = endpoint_.describe();
+    close();
+    if (Clock::now() + Millis(100) >= deadline) {
+      throw Error(kConnection,
+                  fmt::format("the sentinels name {} as master '{}', but it is a replica", former,
+                              endpoint_.sentinel.master),
+                  "a failover may be under way; try again, or raise --timeout");
+    }
+    if (!signals::sleep_until(Clock::now() + Millis(100))) {
+      throw Error(kInterrupted, fmt::format("interrupted by signal {}", signals::pending()));
+    }
+  }
+}
+
+void Connection::find_master(Clock::time_point deadline) {
+  const auto& sentinel = endpoint_.sentinel;
+  std::string tried;
+  for (const auto& [host, port] : sentinel.sentinels) {
+    // A sentinel speaks plain RESP; it shares the TLS settings but not the data user.
+    Endpoint at;
+    at.host = host;
+    at.port = port;
+    at.tls = endpoint_.tls;
+    at.tls_settings = endpoint_.tls_settings;
+    auto left = std::chrono::duration_cast<Millis>(deadline - Clock::now());
+    if (left.count() <= 0) break;
+    try {
+      Connection conn(at, left);
+      Reply r = conn.command({"SENTINEL", "get-master-addr-by-name", sentinel.master});
+      if (r->type == REDIS_REPLY_ARRAY && r->elements == 2) {
+        endpoint_.host = reply_string(r->element[0]);
+        endpoint_.port = static_cast<int>(reply_integer(r->element[1]));
+        return;
+      }
+      tried += fmt::format("{}{} does not know master '{}'", tried.empty() ? "" : "; ",
+                           at.describe(), sentinel.master);
+    } catch (const Error& e) {
+      tried += fmt::format("{}{}", tried.empty() ? "" : "; ", e.what());
+    }
+  }
+  throw Error(kConnection,
+              fmt::format("no sentinel gave the address of master '{}': {}", sentinel.master,
+                          tried.empty() ? "timed out" : tried),
+              "check --sentinel and --sentinel-master");
+}
+
+void Connection::start_tls(Clock::time_point deadline) {
+  const TlsSettings& t = endpoint_.tls_settings;
+  tls_ctx_ = SSL_CTX_new(TLS_client_method());
+  if (tls_ctx_ == nullptr) fail("cannot set up TLS", tls_error_text());
+  SSL_CTX_set_min_proto_version(tls_ctx_, TLS1_2_VERSION);
+  auto bad_file = [&](const char* what, const std::string& file) {
+    std::string why = tls_error_text();
+    close();
+    throw Error(kUsage, fmt::format("cannot use {} '{}': {}", what, file, why),
+                "give a readable PEM file");
+  };
+  if (!t.insecure) {
+    SSL_CTX_set_verify(tls_ctx_, SSL_VERIFY_PEER, nullptr);
+    if (!t.ca_file.empty()) {
+      if (SSL_CTX_load_verify_locations(tls_ctx_, t.ca_file.c_str(), nullptr) != 1) {
+        bad_file("the CA file", t.ca_file);
+      }
+    } else {
+      SSL_CTX_set_default_verify_paths(tls_ctx_);
+    }
+  }
+  if (!t.cert_file.empty()) {
+    if (SSL_CTX_use_certificate_chain_file(tls_ctx_, t.cert_file.c_str()) != 1) {
+      bad_file("the client certificate", t.cert_file);
+    }
+    const std::string& key = t.key_file.empty() ? t.cert_file : t.key_file;
+    if (SSL_CTX_use_PrivateKey_file(tls_ctx_, key.c_str(), SSL_FILETYPE_PEM) != 1 ||
+        SSL_CTX_check_private_key(tls_ctx_) != 1) {
+      bad_file("the client key", key);
+    }
+  }
+  tls_ = SSL_new(tls_ctx_);
+  if (tls_ == nullptr || SSL_set_fd(tls_, fd_) != 1) fail("cannot set up TLS", tls_error_text());
+  const std::string& name = t.sni.empty() ? endpoint_.host : t.sni;
+  if (!is_ip_literal(name)) {
+    // SSL_set_tlsext_host_name, spelled out: the macro's C cast trips -Wold-style-cast.
+    SSL_ctrl(tls_, SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
+             const_cast<char*>(name.c_str()));
+  }
+  if (!t.insecure) {
+    if (is_ip_literal(name)) {
+      X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(tls_), name.c_str());
+    } else {
+      SSL_set1_host(tls_, name.c_str());
+    }
+  }
+  for (;;) {
+    ERR_clear_error();
+    int rc = SSL_connect(tls_);
+    if (rc == 1) return;
+    int err = SSL_get_error(tls_, rc);
+    short wait = err == SSL_ERROR_WANT_READ ? POLLIN : err == SSL_ERROR_WANT_WRITE ? POLLOUT : 0;
+    if (wait == 0) {
+      long verified = SSL_get_verify_result(tls_);
+      if (verified != X509_V_OK) {
+        fail(fmt::format("TLS certificate of {} was refused: {}", endpoint_.describe(),
+                         X509_verify_cert_error_string(verified)),
+             verify_hint(verified));
+      }
+      std::string why = tls_error_text();
+      fail(fmt::format("TLS handshake with {} failed: {}", endpoint_.describe(),
+                       why.empty() ? "the server closed the connection" : why),
+           "check that this port speaks TLS, and --tls-cert/--tls-key if the server "
+           "requires a client certificate");
+    }
+    if (!wait_for(wait, deadline)) {
+      fail(fmt::format("TLS handshake with {} timed out after {}", endpoint_.describe(),
+                       format_duration(timeout_)),
+           "check that this port speaks TLS, or raise --timeout");
+    }
+  }
+}
+
+Connection::Io Connection::send_some(std::string_view data) {
+  if (tls_ != nullptr) {
+    SigpipeBlocked no_sigpipe;
+    ERR_clear_error();
+    std::size_t written = 0;
+    if (SSL_write_ex(tls_, data.data(), data.size(), &written) == 1) {
+      return {static_cast<std::ptrdiff_t>(written), 0};
+    }
+    return tls_outcome(-1);
+  }
+  for (;;) {
+    ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
+    if (n >= 0) return {n, 0};
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return {-1, POLLOUT};
+    io_error_ = std::strerror(errno);
+    return {-1, 0};
+  }
+}
+
+Connection::Io Connection::recv_some(char* buf, std::size_t len) {
+  if (tls_ != nullptr) {
+    ERR_clear_error();
+    std::size_t got = 0;
+    if (SSL_read_ex(tls_, buf, len, &got) == 1) return {static_cast<std::ptrdiff_t>(got), 0};
+    return tls_outcome(-1);
+  }
+  for (;;) {
+    ssize_t n = ::recv(fd_, buf, len, 0);
+    if (n >= 0) return {n, 0};
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return {-1, POLLIN};
+    io_error_ = std::strerror(errno);
+    return {-1, 0};
+  }
+}
+
+Connection::Io Connection::tls_outcome(int rc) {
+  switch (SSL_get_error(tls_, rc)) {
+    case SSL_ERROR_WANT_READ:
+      return {-1, POLLIN};
+    case SSL_ERROR_WANT_WRITE:
+      return {-1, POLLOUT};
+    case SSL_ERROR_ZERO_RETURN:
+      return {0, 0};
+    case SSL_ERROR_SYSCALL:
+      io_error_ = errno != 0 ? std::strerror(errno) : "the server closed the connection";
+      if (errno == 0) return {0, 0};
+      return {-1, 0};
+    default: {
+      std::string why = tls_error_text();
+      io_error_ = why.empty() ? "TLS error" : "TLS error: " + why;
+      return {-1, 0};
+    }
+  }
 }
 
 void Connection::write_all(std::string_view data, Clock::time_point deadline) {
   while (!data.empty()) {
-    ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
-    if (n > 0) {
-      data.remove_prefix(static_cast<std::size_t>(n));
+    Io io = send_some(data);
+    if (io.bytes > 0) {
+      data.remove_prefix(static_cast<std::size_t>(io.bytes));
       continue;
     }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (!wait_for(POLLOUT, deadline)) {
+    if (io.wait != 0) {
+      if (!wait_for(io.wait, deadline)) {
         fail(fmt::format("timed out writing to {} after {}", endpoint_.describe(),
                          format_duration(timeout_)),
              "the server may be paused or overloaded; raise --timeout");
       }
       continue;
     }
-    fail(fmt::format("cannot write to {}: {}", endpoint_.describe(), std::strerror(errno)),
+    fail(fmt::format("cannot write to {}: {}", endpoint_.describe(),
+                     io.bytes == 0 ? "the server closed the connection" : io_error_),
          "check that the server is up");
   }
 }
 
-Reply Connection::read_reply(Clock::time_point deadline) {
-  for (;;) {
-    void* raw = nullptr;
-    if (redisReaderGetReply(reader_, &raw) != REDIS_OK) {
-      fail(fmt::format("protocol error from {}: {}", endpoint_.describe(), reader_->errstr),
-           "is this a Redis server? check --url");
-    }
-    if (raw != nullptr) return Reply(static_cast<redisReply*>(raw));
-    char buf[16384];
-    ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
-    if (n > 0) {
-      redisReaderFeed(reader_, buf, static_cast<std::size_t>(n));
-      continue;
-    }
-    if (n == 0) {
-      fail(fmt::format("connection to {} closed by the server", endpoint_.describe()),
-           "check the server log; it may have restarted or hit its client limits");
-    }
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      if (!wait_for(POLLIN, deadline)) {
-        fail(fmt::format("no reply from {} within {}", endpoint_.describe(),
-                         format_duration(timeout_)),
-             "the server may be paused or overloaded; raise --timeout");
-      }
-      continue;
-    }
-    fail(fmt::format("cannot read from {}: {}", endpoint_.describe(), std::strerror(errno)),
+bool Connection::read_some() {
+  char buf[16384];
+  Io io = recv_some(buf, sizeof(buf));
+  if (io.bytes > 0) {
+    redisReaderFeed(reader_, buf, static_cast<std::size_t>(io.bytes));
+    return true;
+  }
+  if (io.bytes == 0) {
+    fail(fmt::format("connection to {} closed by the server", endpoint_.describe()),
+         "check the server log; it may have restarted or hit its client limits");
+  }
+  if (io.wait == 0) {
+    fail(fmt::format("cannot read from {}: {}", endpoint_.describe(), io_error_),
          "check that the server is up");
   }
+  pending_wait_ = io.wait;
+  return false;
+}
+
+Reply Connection::read_reply(Clock::time_point deadline) {
+  for (;;) {
+    if (Reply r = next_parsed()) return r;
+    if (read_some()) continue;
+    if (!wait_for(pending_wait_, deadline)) {
+      fail(fmt::format("no reply from {} within {}", endpoint_.describe(),
+                       format_duration(timeout_)),
+           "the server may be paused or overloaded; raise --timeout");
+    }
+  }
+}
+
+Reply Connection::next_parsed() {
+  void* raw = nullptr;
+  if (redisReaderGetReply(reader_, &raw) != REDIS_OK) {
+    fail(fmt::format("protocol error from {}: {}", endpoint_.describe(), reader_->errstr),
+         "is this a Redis server? check --url");
+  }
+  return Reply(static_cast<redisReply*>(raw));
 }
 
 Reply Connection::command_raw(const Args& args) {
@@ -305,24 +572,10 @@ Reply Connection::receive(Millis block) {
   }
   auto deadline = Clock::now() + block;
   for (;;) {
-    void* raw = nullptr;
-    if (redisReaderGetReply(reader_, &raw) != REDIS_OK) {
-      fail(fmt::format("protocol error from {}: {}", endpoint_.describe(), reader_->errstr),
-           "is this a Redis server? check --url");
-    }
-    if (raw != nullptr) return Reply(static_cast<redisReply*>(raw));
-    if (!wait_for(POLLIN, deadline)) return nullptr;
-    char buf[16384];
-    ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
-    if (n > 0) {
-      redisReaderFeed(reader_, buf, static_cast<std::size_t>(n));
-    } else if (n == 0) {
-      fail(fmt::format("connection to {} closed by the server", endpoint_.describe()),
-           "check the server log; it may have restarted or hit its client limits");
-    } else if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK) {
-      fail(fmt::format("cannot read from {}: {}", endpoint_.describe(), std::strerror(errno)),
-           "check that the server is up");
-    }
+    if (Reply r = next_parsed()) return r;
+    // Read before polling: a TLS session may hold decrypted bytes the socket no longer shows.
+    if (read_some()) continue;
+    if (!wait_for(pending_wait_, deadline)) return nullptr;
   }
 }
 
@@ -387,6 +640,25 @@ void Connection::send_formatted(std::string_view resp) {
 Reply Connection::receive() {
   if (fd_ < 0) throw Error(kConnection, "no reply pending: the connection was closed");
   return read_reply(Clock::now() + timeout_);
+}
+
+void Connection::await_replicas() {
+  if (wait_replicas_ <= 0) return;
+  ensure_connected();
+  std::string out;
+  format_args({"WAIT", std::to_string(wait_replicas_), std::to_string(timeout_.count())}, out);
+  write_all(out, Clock::now() + timeout_);
+  // WAIT itself takes up to the timeout; its reply gets one more timeout to arrive.
+  Reply r = read_reply(Clock::now() + 2 * timeout_);
+  check_reply(r, "WAIT");
+  std::int64_t acked = reply_integer(r.get());
+  if (acked < wait_replicas_) {
+    throw ReplicaShortfall(
+        kConnection,
+        fmt::format("only {} of {} replicas acknowledged the write to {} within {}", acked,
+                    wait_replicas_, endpoint_.describe(), format_duration(timeout_)),
+        "check the replicas (rcoord doctor), lower --wait-replicas, or raise --timeout");
+  }
 }
 
 void append_command(std::string& out, const Args& args) {

@@ -13,7 +13,12 @@
 #include <vector>
 
 #include "duration.hpp"
+#include "errors.hpp"
 #include "url.hpp"
+
+// OpenSSL's handle types, declared here so that this header does not pull in OpenSSL.
+struct ssl_st;
+struct ssl_ctx_st;
 
 namespace rcoord {
 
@@ -25,6 +30,13 @@ using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
 
 /// One command: its arguments, binary-safe.
 using Args = std::vector<std::string>;
+
+/// Fewer replicas acknowledged a write within the timeout than --wait-replicas asked for.
+/// Exit 3, like any other doubt about whether a write is safe.
+class ReplicaShortfall : public Error {
+ public:
+  using Error::Error;
+};
 
 class Connection {
  public:
@@ -78,16 +90,41 @@ class Connection {
   void close();
   bool connected() const { return fd_ >= 0; }
 
+  /// With N > 0, await_replicas() asks for N replica acknowledgements (--wait-replicas).
+  void set_wait_replicas(int n) { wait_replicas_ = n; }
+  int wait_replicas() const { return wait_replicas_; }
+  /// Waits (Redis WAIT, up to the I/O timeout) until the replicas asked for acknowledged
+  /// every write this connection made. Throws ReplicaShortfall when fewer did.
+  void await_replicas();
+
   const Endpoint& endpoint() const { return endpoint_; }
   Millis timeout() const { return timeout_; }
 
  private:
   using Clock = std::chrono::steady_clock;
 
+  /// The outcome of one non-blocking transfer on the socket or the TLS session.
+  struct Io {
+    std::ptrdiff_t bytes = 0;  ///< > 0 transferred; 0 the peer closed; < 0 see wait
+    short wait = 0;            ///< with bytes < 0: POLLIN/POLLOUT to wait for; 0: failed
+  };
+
   void connect_socket(Clock::time_point deadline);
-  void handshake(Clock::time_point deadline);
+  /// Asks the sentinels for the master's address and points the endpoint at it.
+  void find_master(Clock::time_point deadline);
+  void start_tls(Clock::time_point deadline);
+  /// AUTH, SELECT and (through Sentinel) ROLE; false when the server is not a master.
+  bool handshake(Clock::time_point deadline);
   void write_all(std::string_view data, Clock::time_point deadline);
   Reply read_reply(Clock::time_point deadline);
+  /// Reads what the socket has into the reply parser; false when it would block.
+  bool read_some();
+  /// The next reply already parsed from what was read, or nullptr.
+  Reply next_parsed();
+  Io send_some(std::string_view data);
+  Io recv_some(char* buf, std::size_t len);
+  /// Io for a failed SSL_read/SSL_write.
+  Io tls_outcome(int rc);
   /// Waits for `events` on the socket until `deadline`; false on timeout.
   bool wait_for(short events, Clock::time_point deadline);
   [[noreturn]] void fail(const std::string& what, const std::string& hint);
@@ -101,6 +138,11 @@ class Connection {
   Millis timeout_;
   int fd_ = -1;
   redisReader* reader_ = nullptr;
+  ssl_ctx_st* tls_ctx_ = nullptr;
+  ssl_st* tls_ = nullptr;
+  std::string io_error_;    ///< why the last transfer failed (errno or TLS text)
+  short pending_wait_ = 0;  ///< what read_some() found it must wait for
+  int wait_replicas_ = 0;
 };
 
 /// Appends one command in RESP form (`*N` then `$len` bulk strings) to `out`.

@@ -184,7 +184,6 @@ Finding check_permissions(Connection& conn, const Keys& keys) {
   std::vector<std::pair<std::string, Args>> tries = {
       {"EVAL", {"EVAL", "return redis.call('TIME')[1]", "0"}},
       {"EVALSHA", {"EVALSHA", "0000000000000000000000000000000000000000", "0"}},
-      {"SCRIPT", {"SCRIPT", "EXISTS", "0000000000000000000000000000000000000000"}},
       {"BLPOP", {"BLPOP", probe, "0.001"}},
       {"PUBLISH", {"PUBLISH", probe, "doctor"}},
   };

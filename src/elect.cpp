@@ -101,7 +101,12 @@ Campaign campaign(Connection& conn, const Keys& keys, std::string_view name,
   auto start = Clock::now();
   Millis backoff = kFirstBackoff;
   for (;;) {
-    Reply r = eval(conn, lua::kElectCampaign, script_keys, args);
+    Reply r = eval_taking(conn, lua::kElectCampaign, script_keys, args, [&] {
+      ResignOptions give_back;
+      give_back.id = opts.id;
+      give_back.token = args[4];
+      resign(conn, keys, name, give_back);
+    });
     result.waited_ms = since(start).count();
     result.leader = element_integer(r.get(), 0) == 1;
     result.term = element_integer(r.get(), 1);

@@ -106,6 +106,7 @@ void Adder::add_routed(const std::vector<std::string>& items) {
 
 const Added& Adder::finish() {
   complete();
+  conn_.await_replicas();
   return result_;
 }
 

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+#include <string>
+
 #include "errors.hpp"
 
 namespace rcoord {
@@ -18,6 +21,41 @@ Args eval_args(std::string_view verb, std::string_view what, const Args& keys, c
   return out;
 }
 
+// The command on line `line` of a script body (`redis.call('HSET', ...)`), or "".
+std::string command_on_line(std::string_view body, long line) {
+  for (long n = 1; n < line && !body.empty(); ++n) {
+    auto nl = body.find('\n');
+    body = nl == std::string_view::npos ? std::string_view{} : body.substr(nl + 1);
+  }
+  body = body.substr(0, body.find('\n'));
+  auto call = body.find("call('");
+  if (call == std::string_view::npos) return {};
+  body.remove_prefix(call + 6);
+  return std::string(body.substr(0, body.find('\'')));
+}
+
+// Redis refuses a command inside a script with a message that names only the script line
+// (`... can't run this command or subcommand script: <sha>, on @user_script:26.`): name the
+// command from the embedded body instead, so the operator knows what to grant.
+void check_script_reply(const Reply& r, const Script& script) {
+  if (r->type == REDIS_REPLY_ERROR) {
+    std::string_view msg(r->str, r->len);
+    auto at = msg.find("@user_script:");
+    if (msg.find("can't run this command") != std::string_view::npos &&
+        at != std::string_view::npos) {
+      long line = std::strtol(std::string(msg.substr(at + 13)).c_str(), nullptr, 10);
+      std::string command = command_on_line(script.body, line);
+      if (!command.empty()) {
+        throw Error(
+            kServer,
+            fmt::format("script {} refused by ACL: this user may not run {}", script.name, command),
+            "grant the rcoord ACL rule to this user (see the README)");
+      }
+    }
+  }
+  check_reply(r, fmt::format("script {}", script.name));
+}
+
 bool is_noscript(const Reply& r) {
   return r->type == REDIS_REPLY_ERROR &&
          std::string_view(r->str, r->len).substr(0, 8) == "NOSCRIPT";
@@ -29,8 +67,26 @@ Reply eval(Connection& conn, const Script& script, const Args& keys, const Args&
   Reply r = conn.command_raw(eval_args("EVALSHA", script.sha1, keys, args));
   // The script cache is empty after a restart or SCRIPT FLUSH: send the body once.
   if (is_noscript(r)) r = conn.command_raw(eval_args("EVAL", script.body, keys, args));
-  check_reply(r, fmt::format("script {}", script.name));
+  check_script_reply(r, script);
+  if (script.writes) conn.await_replicas();
   return r;
+}
+
+Reply eval_taking(Connection& conn, const Script& script, const Args& keys, const Args& args,
+                  const std::function<void()>& give_back) {
+  try {
+    return eval(conn, script, keys, args);
+  } catch (const ReplicaShortfall&) {
+    int wanted = conn.wait_replicas();
+    conn.set_wait_replicas(0);
+    try {
+      give_back();
+    } catch (const Error&) {
+      // Best effort: the lease still ends by its TTL.
+    }
+    conn.set_wait_replicas(wanted);
+    throw;
+  }
 }
 
 }  // namespace rcoord

@@ -75,7 +75,7 @@ Taken take(Connection& conn, const Keys& keys, std::string_view name, const Take
 
   auto start = Clock::now();
   for (;;) {
-    Reply r = eval(conn, lua::kSemTake, k, args);
+    Reply r = eval_taking(conn, lua::kSemTake, k, args, [&] { release(conn, keys, name, token); });
     result.waited_ms = since(start).count();
     result.holders = element(r.get(), 1);
     result.in_use = element(r.get(), 2);

@@ -1,10 +1,16 @@
 #include "server.hpp"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <string_view>
 
+#include "errors.hpp"
+
 namespace rcoord::server {
 namespace {
+
+using Clock = std::chrono::steady_clock;
 
 // INFO replies are `field:value` lines; returns the value of `field`, or "".
 std::string info_field(std::string_view info, std::string_view field) {
@@ -22,22 +28,86 @@ std::string info_field(std::string_view info, std::string_view field) {
   return {};
 }
 
+// One PING round trip on a connected connection, in microseconds.
+std::int64_t time_ping(Connection& conn) {
+  auto start = Clock::now();
+  conn.command({"PING"});
+  return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count();
+}
+
+// Connects to `ep` and times a PING; a node that does not answer gets rtt -1 and the reason.
+Node probe(const Endpoint& ep, std::string role, Millis timeout) {
+  Node n;
+  n.address = ep.describe();
+  n.role = std::move(role);
+  try {
+    Connection conn(ep, timeout);
+    conn.ensure_connected();
+    n.rtt_us = time_ping(conn);
+  } catch (const Error& e) {
+    n.rtt_us = -1;
+    n.error = e.what();
+  }
+  return n;
+}
+
 }  // namespace
+
+std::string version_of(Connection& conn) {
+  Reply info = conn.command({"INFO", "server"});
+  std::string text = reply_string(info.get());
+  std::string version = info_field(text, "valkey_version");
+  return version.empty() ? info_field(text, "redis_version") : version;
+}
 
 Ping ping(Connection& conn) {
   conn.ensure_connected();
-  auto start = std::chrono::steady_clock::now();
-  conn.command({"PING"});
-  auto rtt = std::chrono::steady_clock::now() - start;
+  Ping p;
+  p.rtt_us = time_ping(conn);
   Reply info = conn.command({"INFO", "server"});
   std::string text = reply_string(info.get());
-  Ping p;
   p.url = conn.endpoint().describe();
   p.version = info_field(text, "valkey_version");
   if (p.version.empty()) p.version = info_field(text, "redis_version");
   p.mode = info_field(text, "redis_mode");
   if (p.mode.empty()) p.mode = "standalone";
-  p.rtt_us = std::chrono::duration_cast<std::chrono::microseconds>(rtt).count();
+  const auto& sentinel = conn.endpoint().sentinel;
+  if (!sentinel.sentinels.empty()) {
+    p.mode = "sentinel";
+    p.nodes.push_back({p.url, "master", p.rtt_us, {}});
+    for (const auto& [host, port] : sentinel.sentinels) {
+      Endpoint at;
+      at.host = host;
+      at.port = port;
+      at.tls = conn.endpoint().tls;
+      at.tls_settings = conn.endpoint().tls_settings;
+      p.nodes.push_back(probe(at, "sentinel", conn.timeout()));
+    }
+  }
+  return p;
+}
+
+Ping ping_nodes(const std::vector<Endpoint>& endpoints, Millis timeout) {
+  Ping p;
+  p.mode = "redlock";
+  std::size_t answered = 0;
+  for (const auto& ep : endpoints) {
+    Node n = probe(ep, "node", timeout);
+    if (n.rtt_us >= 0) {
+      ++answered;
+      if (p.version.empty()) {
+        Connection conn(ep, timeout);
+        p.version = version_of(conn);
+        p.url = n.address;
+        p.rtt_us = n.rtt_us;
+      }
+    }
+    p.nodes.push_back(std::move(n));
+  }
+  if (answered == 0) {
+    throw Error(kConnection, fmt::format("none of the {} Redis nodes answered", endpoints.size()),
+                "check the --url addresses");
+  }
   return p;
 }
 

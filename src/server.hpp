@@ -1,21 +1,39 @@
 #pragma once
-/// Facts about the server rcoord talks to.
+/// Facts about the server (or servers) rcoord talks to.
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "connection.hpp"
 
 namespace rcoord::server {
 
+/// One server behind the logical one: a cluster master, a sentinel, a Redlock node.
+struct Node {
+  std::string address;      ///< host:port or socket path
+  std::string role;         ///< master | sentinel | node
+  std::int64_t rtt_us = 0;  ///< one PING round trip; -1 when it did not answer
+  std::string error;        ///< why it did not answer
+};
+
 struct Ping {
   std::string url;          ///< the endpoint, never with a password
   std::string version;      ///< redis_version (or valkey_version)
-  std::string mode;         ///< standalone | cluster | sentinel
-  std::int64_t rtt_us = 0;  ///< one PING round trip, in microseconds
+  std::string mode;         ///< standalone | sentinel | cluster | redlock
+  std::int64_t rtt_us = 0;  ///< one PING round trip to the server commands go to
+  std::vector<Node> nodes;  ///< every server of a sentinel, cluster or Redlock setup
 };
 
-/// Connects, times one PING, and reads INFO server. Throws Error(kConnection).
+/// Connects, times one PING, and reads INFO server; through Sentinel, also pings each
+/// sentinel. Throws Error(kConnection).
 Ping ping(Connection& conn);
+
+/// Pings every Redlock node (each with its own connection and `timeout`). Throws
+/// Error(kConnection) only when none answers.
+Ping ping_nodes(const std::vector<Endpoint>& endpoints, Millis timeout);
+
+/// `INFO server` field of one server: the version, or "".
+std::string version_of(Connection& conn);
 
 }  // namespace rcoord::server

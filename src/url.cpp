@@ -140,6 +140,22 @@ std::string mask_url(std::string_view url) {
   return std::string(url.substr(0, authority_start)) + masked + std::string(url.substr(at));
 }
 
+std::pair<std::string, int> parse_address(std::string_view text, std::string_view what) {
+  Endpoint ep;
+  ep.port = 0;
+  try {
+    parse_host_port(text, text, ep);
+  } catch (const Error&) {
+    ep.port = 0;
+  }
+  if (ep.port == 0 || text.empty()) {
+    std::string shown(text.substr(0, 200));
+    throw Error(kUsage, fmt::format("bad {} '{}'", what, shown),
+                "use HOST:PORT, e.g. 127.0.0.1:26379 or [::1]:26379");
+  }
+  return {ep.host, ep.port};
+}
+
 Endpoint parse_url(std::string_view url) {
   Endpoint ep;
   auto scheme_end = url.find("://");

@@ -4,8 +4,27 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace rcoord {
+
+/// TLS settings of a `rediss://` endpoint. The server's certificate and host name are
+/// verified unless `insecure`; without `ca_file` the system's trust store is used.
+struct TlsSettings {
+  std::string ca_file;
+  std::string cert_file;  ///< client certificate (mutual TLS), with key_file
+  std::string key_file;
+  std::string sni;  ///< server name to send and verify; empty: the host
+  bool insecure = false;
+};
+
+/// A Sentinel deployment that names the master: the Connection asks the sentinels for the
+/// master's address each time it connects, so a failover is followed on reconnect.
+struct SentinelSettings {
+  std::vector<std::pair<std::string, int>> sentinels;  ///< host, port
+  std::string master;                                  ///< the monitored master's name
+};
 
 /// Where and how to reach one Redis server. Plain data; the Connection consumes it.
 struct Endpoint {
@@ -16,6 +35,8 @@ struct Endpoint {
   std::optional<std::string> password;
   int db = 0;
   bool tls = false;
+  TlsSettings tls_settings;
+  SentinelSettings sentinel;  ///< non-empty sentinels: host and port are found through them
 
   /// `host:port` or the socket path, for messages. Never contains the password.
   std::string describe() const;
@@ -26,5 +47,8 @@ Endpoint parse_url(std::string_view url);
 
 /// `redis://user:****@host:port/db`: the URL with its password hidden, for messages.
 std::string mask_url(std::string_view url);
+
+/// Parses `HOST:PORT` (or `[IPv6]:PORT`) as given to --sentinel. Throws Error(kUsage).
+std::pair<std::string, int> parse_address(std::string_view text, std::string_view what);
 
 }  // namespace rcoord

@@ -1,3 +1,4 @@
+#!lua flags=no-writes
 -- elect_status: who leads, in which term, for how much longer.
 -- KEYS[1] leader hash {id, term}, KEYS[2] term counter
 -- returns {id, term, ttl_ms} with a leader | {'', last_term, 0} without one

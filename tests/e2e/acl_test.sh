@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# ACL: the README's rule is enough for every primitive; a missing permission is exit 4
+# naming the refused command; the password never shows in ps.
+source "$(dirname "$0")/lib.sh"
+
+start_redis acl
+readme="${RCOORD_SOURCE_DIR:-$(dirname "$0")/../..}/README.md"
+rule=$(grep -m1 '^ACL SETUSER rcoord on ' "$readme") || fail "the README lists no ACL rule"
+password="pw-$RANDOM-$RANDOM"
+# shellcheck disable=SC2086 # the rule is a list of words
+redis-cli -p "$acl_PORT" ${rule/>CHANGE-ME/>$password} >/dev/null
+redis-cli -p "$acl_PORT" ACL SETUSER no-eval on ">$password" '~*' '&*' +@all -evalsha -eval \
+  >/dev/null
+redis-cli -p "$acl_PORT" ACL SETUSER no-hset on ">$password" '~*' '&*' +@all -hset >/dev/null
+export RCOORD_PASSWORD=$password
+R=("$RCOORD" -p "$acl_PORT" --user rcoord)
+
+# --- the README rule is enough ---------------------------------------------------------------
+expect 0 "${R[@]}" ping
+expect 0 "${R[@]}" lock acquire acl-lock --ttl 30s
+token=$OUT
+expect 0 "${R[@]}" lock status acl-lock
+expect 0 "${R[@]}" lock extend acl-lock --token "$token"
+expect 0 "${R[@]}" lock release acl-lock --token "$token"
+expect 0 "${R[@]}" lock acquire acl-shared --shared
+expect 0 "${R[@]}" lock run acl-run -- true
+expect 0 "${R[@]}" sem take acl-sem --limit 2
+expect 0 "${R[@]}" sem status acl-sem
+expect 0 "${R[@]}" sem run acl-sem2 --limit 1 -- true
+for algo in gcra token-bucket sliding-window fixed-window; do
+  expect 0 "${R[@]}" limit check "acl-$algo" --rate 5/s --algo "$algo"
+  expect 0 "${R[@]}" limit status "acl-$algo" --rate 5/s --algo "$algo"
+done
+expect 0 "${R[@]}" limit wait acl-wait --rate 5/s
+expect 0 "${R[@]}" limit reset acl-gcra
+expect 0 "${R[@]}" bloom reserve acl-bloom --capacity 1000 --error-rate 0.01
+expect 0 "${R[@]}" -q bloom add acl-bloom a b c
+expect 0 "${R[@]}" -q bloom test acl-bloom a b
+expect 0 "${R[@]}" bloom info acl-bloom
+expect 0 "${R[@]}" -q pf add acl-pf a b c
+expect 0 "${R[@]}" pf count acl-pf
+expect 0 "${R[@]}" pf merge acl-pf2 acl-pf
+expect 0 "${R[@]}" elect campaign acl-elect --id me
+expect 0 "${R[@]}" elect status acl-elect
+expect 0 "${R[@]}" elect resign acl-elect --id me
+expect 0 "${R[@]}" elect run acl-elect2 --id me -- true
+expect 0 "${R[@]}" queue push acl-q m1 m2 m3
+expect 0 "${R[@]}" queue pop acl-q
+expect 0 "${R[@]}" -o json queue pop acl-q --ack-timeout 10s
+id=$(json_field "$OUT" id)
+expect 0 "${R[@]}" queue ack acl-q "$id"
+expect 0 "${R[@]}" queue consume acl-q --max-messages 1 -- cat
+expect 0 "${R[@]}" queue stats acl-q
+expect 0 "${R[@]}" latch init acl-latch --count 1
+expect 0 "${R[@]}" latch down acl-latch
+expect 0 "${R[@]}" latch wait acl-latch --timeout 1s
+expect 0 "${R[@]}" -q complete add acl-idx Zürich Zug
+expect 0 "${R[@]}" complete suggest acl-idx zu
+expect 0 "${R[@]}" complete recent push acl-recent alice
+expect 0 "${R[@]}" ls
+"${R[@]}" signal wait acl-ch --timeout 10s >"$TEST_TMP/signal.out" &
+waiter=$!
+track $waiter
+wait_until 5 "${R[@]}" signal send acl-ch go || fail "signal send under the ACL rule"
+wait "$waiter" || fail "signal wait under the ACL rule"
+pass "the README's ACL rule runs every primitive"
+
+# --- a missing permission names the command -------------------------------------------------
+expect 4 "$RCOORD" -p "$acl_PORT" --user no-eval lock acquire refused
+assert_contains "$ERR" "refused by ACL"
+assert_contains "$ERR" "'evalsha'"
+assert_lines "$ERR" 1 "one-line error"
+expect 4 "$RCOORD" -p "$acl_PORT" --user no-hset lock acquire refused
+assert_contains "$ERR" "this user may not run HSET"
+expect 4 "$RCOORD" -p "$acl_PORT" --user rcoord --prefix other: lock acquire refused
+assert_contains "$ERR" "refused by ACL"
+pass "a refused command, also one inside a script, is exit 4 and named"
+
+expect 3 env RCOORD_PASSWORD=wrong "$RCOORD" -p "$acl_PORT" --user rcoord ping
+assert_contains "$ERR" "authentication failed for user 'rcoord'"
+pass "a wrong password is exit 3"
+
+# --- the password never shows in ps ---------------------------------------------------------
+echo "$password" >"$TEST_TMP/password"
+shown() { ps -eo args | grep -F -- "$password" | grep -v grep || true; }
+holders=()
+"$RCOORD" -p "$acl_PORT" --user rcoord --password-file "$TEST_TMP/password" \
+  lock run ps-file -- sleep 30 &
+holders+=($!)
+env RCOORD_PASSWORD="$password" "$RCOORD" -p "$acl_PORT" --user rcoord \
+  lock run ps-env -- sleep 30 &
+holders+=($!)
+env -u RCOORD_PASSWORD "$RCOORD" -p "$acl_PORT" --user rcoord -a "$password" \
+  lock run ps-flag -- sleep 30 &
+holders+=($!)
+env -u RCOORD_PASSWORD "$RCOORD" --url "redis://rcoord:$password@127.0.0.1:$acl_PORT" \
+  lock run ps-url -- sleep 30 &
+holders+=($!)
+for pid in "${holders[@]}"; do track "$pid"; done
+for name in ps-file ps-env ps-flag ps-url; do
+  wait_until 10 "${R[@]}" lock status "$name" || fail "$name never took its lock"
+done
+[ -z "$(shown)" ] || fail "the password shows in ps: $(shown)"
+ps -eo args | grep -q -- "-a \*\*\*\*" || fail "the -a value was not overwritten"
+# SIGTERM goes on to each sleeping child, so nothing outlives the test.
+kill -TERM "${holders[@]}"
+for pid in "${holders[@]}"; do wait "$pid" 2>/dev/null || true; done
+pass "--password-file, RCOORD_PASSWORD, -a and a --url password never show in ps"
+
+chmod 000 "$TEST_TMP/password"
+if [ "$(id -u)" -ne 0 ]; then
+  expect 2 "$RCOORD" -p "$acl_PORT" --user rcoord --password-file "$TEST_TMP/password" ping
+fi
+expect 2 "$RCOORD" -p "$acl_PORT" --user rcoord --password-file "$TEST_TMP/none" ping
+assert_contains "$ERR" "password file"
+pass "an unreadable password file is exit 2"

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# A real master, replica and Sentinel on loopback: the master is found through Sentinel and
+# followed across a forced failover; --wait-replicas waits for acknowledgements, and a verb
+# that took something gives it back when too few replicas acknowledged it.
+source "$(dirname "$0")/lib.sh"
+
+start_redis m
+start_redis r --replicaof 127.0.0.1 "$m_PORT"
+wait_until 10 bash -c "redis-cli -p $r_PORT info replication | grep -q 'master_link_status:up'" ||
+  fail "replica never synced"
+
+sentinel_port=$(free_port)
+sentinel_dir="$TEST_TMP/sentinel"
+mkdir -p "$sentinel_dir"
+cat >"$sentinel_dir/sentinel.conf" <<CONF
+port $sentinel_port
+bind 127.0.0.1
+dir $sentinel_dir
+sentinel monitor main-db 127.0.0.1 $m_PORT 1
+sentinel down-after-milliseconds main-db 2000
+sentinel failover-timeout main-db 10000
+CONF
+redis-server "$sentinel_dir/sentinel.conf" --sentinel --logfile "$sentinel_dir/log" &
+sentinel_pid=$!
+_redis_pids+=("$sentinel_pid")
+SENTINEL=(--sentinel "127.0.0.1:$(free_port)" --sentinel "127.0.0.1:$sentinel_port"
+  --sentinel-master main-db)
+wait_until 20 bash -c "redis-cli -p $sentinel_port sentinel replicas main-db | grep -q $r_PORT" ||
+  fail "sentinel never saw the replica"
+
+# --- discovery -------------------------------------------------------------------------------
+expect 0 "$RCOORD" "${SENTINEL[@]}" lock acquire before-failover --ttl 60s
+assert_eq "$(redis-cli -p "$m_PORT" exists 'rcoord:{lock:before-failover}')" 1 "lock on the master"
+expect 0 "$RCOORD" "${SENTINEL[@]}" ping
+assert_contains "$OUT" "mode: sentinel"
+assert_contains "$OUT" "127.0.0.1:$m_PORT"
+pass "the master is found through Sentinel (the first sentinel listed is down)"
+
+expect 3 "$RCOORD" --timeout 1s --sentinel "127.0.0.1:$sentinel_port" --sentinel-master nope \
+  lock status x
+assert_contains "$ERR" "does not know master 'nope'"
+expect 2 "$RCOORD" --sentinel "127.0.0.1:$sentinel_port" lock status x
+expect 2 "$RCOORD" --sentinel "127.0.0.1" --sentinel-master main-db lock status x
+pass "an unknown master is exit 3; a missing --sentinel-master or port is exit 2"
+
+# --- forced failover -------------------------------------------------------------------------
+redis-cli -p "$sentinel_port" sentinel failover main-db >/dev/null
+wait_until 30 bash -c \
+  "redis-cli -p $sentinel_port sentinel get-master-addr-by-name main-db | grep -qx $r_PORT" ||
+  fail "the failover did not happen"
+expect 0 "$RCOORD" "${SENTINEL[@]}" lock acquire after-failover --ttl 60s
+assert_eq "$(redis-cli -p "$r_PORT" exists 'rcoord:{lock:after-failover}')" 1 \
+  "lock on the new master"
+expect 1 "$RCOORD" "${SENTINEL[@]}" lock acquire before-failover
+pass "after SENTINEL FAILOVER the next command reaches the new master"
+
+# --- --wait-replicas -------------------------------------------------------------------------
+# The old master rejoins as a replica of the new one.
+wait_until 30 bash -c "redis-cli -p $m_PORT info replication | grep -q 'master_link_status:up'" ||
+  fail "the old master did not rejoin as a replica"
+NEW=(--url "redis://127.0.0.1:$r_PORT")
+expect 0 "$RCOORD" "${NEW[@]}" --wait-replicas 1 lock acquire acked --ttl 60s
+expect 0 "$RCOORD" "${NEW[@]}" --wait-replicas 1 -q queue push acked-q one two
+expect 0 "$RCOORD" "${NEW[@]}" --wait-replicas 1 -q bloom add acked-f a b c
+expect 0 "$RCOORD" "${NEW[@]}" --wait-replicas 1 lock status acked
+pass "--wait-replicas 1 with one replica in sync: writes and reads succeed"
+
+expect 3 "$RCOORD" "${NEW[@]}" --timeout 500ms --wait-replicas 2 lock acquire short --ttl 60s
+assert_contains "$ERR" "only 1 of 2 replicas acknowledged"
+expect 1 "$RCOORD" "${NEW[@]}" lock status short
+pass "more replicas asked than exist: exit 3, and the lock was given back"
+
+kill -STOP "$sentinel_pid"  # no second failover while the replica is down
+redis-cli -p "$m_PORT" shutdown nosave >/dev/null 2>&1 || true
+W=("${NEW[@]}" --timeout 500ms --wait-replicas 1)
+expect 3 "$RCOORD" "${W[@]}" lock acquire lonely --ttl 60s
+assert_contains "$ERR" "only 0 of 1 replicas acknowledged"
+assert_lines "$ERR" 1 "one-line error"
+expect 1 "$RCOORD" "${NEW[@]}" lock status lonely
+expect 3 "$RCOORD" "${W[@]}" sem take lonely-sem --limit 2
+expect 1 "$RCOORD" "${NEW[@]}" sem status lonely-sem
+expect 3 "$RCOORD" "${W[@]}" elect campaign lonely-election --id me
+expect 1 "$RCOORD" "${NEW[@]}" elect status lonely-election
+expect 3 "$RCOORD" "${W[@]}" lock run lonely-run -- touch "$TEST_TMP/ran"
+[ ! -e "$TEST_TMP/ran" ] || fail "lock run started its command without the acknowledgement"
+pass "replica stopped: acquire, take, campaign and run exit 3 and leave nothing held"
+
+expect 0 "$RCOORD" "${W[@]}" lock status acked
+pass "read-only verbs do not wait for replicas"
+kill -CONT "$sentinel_pid"
