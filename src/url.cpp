@@ -148,7 +148,7 @@ std::pair<std::string, int> parse_address(std::string_view text, std::string_vie
   } catch (const Error&) {
     ep.port = 0;
   }
-  if (ep.port == 0 || text.empty()) {
+  if (ep.port == 0 || text.empty() || text.front() == ':') {
     std::string shown(text.substr(0, 200));
     throw Error(kUsage, fmt::format("bad {} '{}'", what, shown),
                 "use HOST:PORT, e.g. 127.0.0.1:26379 or [::1]:26379");

@@ -118,6 +118,24 @@ TEST_CASE("JSON output survives binary names") {
 }
 
 TEST_CASE("ping view") {
-  rcoord::server::Ping p{"127.0.0.1:6379", "7.0.15", "standalone", 85};
+  rcoord::server::Ping p{"127.0.0.1:6379", "7.0.15", "standalone", 85, {}};
   CHECK(to_text(p) == "url: 127.0.0.1:6379\nversion: 7.0.15\nmode: standalone\nrtt_us: 85\n");
+  nlohmann::ordered_json j;
+  to_json(j, p);
+  CHECK_FALSE(j.contains("nodes"));
+}
+
+TEST_CASE("ping view of a setup of several servers: one node line each") {
+  rcoord::server::Ping p{"10.0.0.5:6379", "7.0.15", "sentinel", 210, {}};
+  p.nodes.push_back({"10.0.0.5:6379", "master", 210, {}});
+  p.nodes.push_back({"10.0.0.8:26379", "sentinel", -1, "connection refused"});
+  CHECK(to_text(p) ==
+        "url: 10.0.0.5:6379\nversion: 7.0.15\nmode: sentinel\nrtt_us: 210\nnodes: 2\n"
+        "node: 10.0.0.5:6379 master rtt_us=210\n"
+        "node: 10.0.0.8:26379 sentinel down (connection refused)\n");
+  nlohmann::ordered_json j;
+  to_json(j, p);
+  CHECK(j["nodes"].size() == 2);
+  CHECK(j["nodes"][1]["rtt_us"] == -1);
+  CHECK(j["nodes"][1]["error"] == "connection refused");
 }

@@ -137,3 +137,31 @@ TEST_CASE("a URL's password never shows in messages") {
     CHECK(std::string(e.what()).find("hunter2") == std::string::npos);
   }
 }
+
+TEST_CASE("parse_url reads rediss:// as TLS") {
+  auto ep = rcoord::parse_url("rediss://app:secret@redis.internal:6380/3");
+  CHECK(ep.tls);
+  CHECK(ep.host == "redis.internal");
+  CHECK(ep.port == 6380);
+  CHECK(ep.db == 3);
+  CHECK_FALSE(rcoord::parse_url("redis://redis.internal").tls);
+}
+
+TEST_CASE("parse_address reads a sentinel's HOST:PORT") {
+  CHECK(rcoord::parse_address("127.0.0.1:26379", "--sentinel") ==
+        std::pair<std::string, int>{"127.0.0.1", 26379});
+  CHECK(rcoord::parse_address("[::1]:26380", "--sentinel") ==
+        std::pair<std::string, int>{"::1", 26380});
+  CHECK(rcoord::parse_address("sentinel-a:5000", "--sentinel").first == "sentinel-a");
+  for (const char* bad : {"", "127.0.0.1", "127.0.0.1:", "127.0.0.1:0", "host:99999", ":26379",
+                          "[::1:26379", "a b:1"}) {
+    CAPTURE(bad);
+    try {
+      rcoord::parse_address(bad, "--sentinel");
+      FAIL("accepted");
+    } catch (const rcoord::Error& e) {
+      CHECK(e.code() == rcoord::kUsage);
+      CHECK(std::string(e.what()).find("--sentinel") != std::string::npos);
+    }
+  }
+}
