@@ -221,7 +221,6 @@ std::vector<Finding> examine(Connection& conn, const Keys& keys) {
     return findings;
   }
   // A cluster: a lock is as safe as the master its slot lives on, so every master is checked.
-  std::vector<Finding> permissions;
   for (const auto& endpoint : *masters) {
     Connection node(endpoint, conn.timeout());
     std::string label = endpoint.describe();
