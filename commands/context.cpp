@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 
 #include "errors.hpp"
 
@@ -298,6 +301,18 @@ void Context::resolve_tls(Endpoint& ep) {
   if (any && !ep.tls) {
     throw Error(kUsage, "TLS options given for a plain redis:// connection",
                 "use a rediss:// URL or add --tls");
+  }
+  // Unreadable files are usage errors found before any connection is tried.
+  for (const auto& [option, file] :
+       {std::pair<const char*, const std::string&>{"--tls-ca", t.ca_file},
+        {"--tls-cert", t.cert_file},
+        {"--tls-key", t.key_file}}) {
+    if (!file.empty() && ::access(file.c_str(), R_OK) != 0) {
+      throw Error(
+          kUsage,
+          fmt::format("cannot read the {} file '{}': {}", option, file, std::strerror(errno)),
+          "give a readable PEM file");
+    }
   }
   if (!t.key_file.empty() && t.cert_file.empty()) {
     throw Error(kUsage, "--tls-key given without --tls-cert",

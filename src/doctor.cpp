@@ -198,8 +198,7 @@ Finding check_permissions(Connection& conn, const Keys& keys) {
   }
   if (!refused.empty()) {
     return {"permissions", false, fmt::format("this user may not run: {}", refused),
-            fmt::format("grant them, e.g. ACL SETUSER <user> ~{}* &{}* +@scripting +@list "
-                        "+@sortedset +@hash +@string +@pubsub +@connection",
+            fmt::format("grant the rule in the README's ACL section (keys ~{}*, channels &{}*)",
                         keys.prefix(), keys.prefix())};
   }
   return {"permissions", true, "scripts (EVAL/EVALSHA with TIME), blocking pops and PUBLISH work",

@@ -54,9 +54,15 @@ RCOORD_URL=$R_URL expect 0 "$RCOORD" --config "$TEST_TMP/parts.toml" lock acquir
 expect 3 "$RCOORD" --config "$TEST_TMP/parts.toml" lock acquire p3
 pass "config host/port do not override --url or RCOORD_URL"
 
-# rediss:// is refused before any connection is tried
-expect 2 "$RCOORD" --url "rediss://127.0.0.1:$(free_port)" lock status x
-assert_contains "$ERR" "TLS"
+# TLS settings reach the connection from the config file too (tls_test covers the flags)
+printf 'url = "rediss://127.0.0.1:%s"\ntls-ca = "%s"\n' "$(free_port)" "$TEST_TMP/none.pem" \
+  >"$TEST_TMP/tls.toml"
+expect 2 "$RCOORD" --config "$TEST_TMP/tls.toml" --timeout 1s lock status x
+expect 3 "$RCOORD" --url "rediss://127.0.0.1:$(free_port)" --timeout 1s lock status x
+printf 'tls-insecure = true\n' >"$TEST_TMP/plain-tls.toml"
+expect 2 "$RCOORD" --config "$TEST_TMP/plain-tls.toml" --url "$R_URL" lock status x
+assert_contains "$ERR" "rediss://"
+pass "TLS settings from the config file"
 
 # passwords: -a, --password-file, RCOORD_PASSWORD, REDISCLI_AUTH, URL; ACL users
 echo adminpw >"$TEST_TMP/pw"
