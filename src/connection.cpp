@@ -19,6 +19,7 @@
 #include <cstring>
 #include <utility>
 
+#include "cluster.hpp"
 #include "errors.hpp"
 #include "signals.hpp"
 
@@ -559,11 +560,7 @@ Reply Connection::command(const Args& args) {
 }
 
 Reply Connection::command_blocking(const Args& args, Millis block) {
-  ensure_connected();
-  std::string out;
-  format_args(args, out);
-  write_all(out, Clock::now() + timeout_);
-  Reply r = read_reply(Clock::now() + block + timeout_);
+  Reply r = std::move(routed({args}, block).front());
   check_reply(r, args[0]);
   return r;
 }
@@ -583,15 +580,56 @@ Reply Connection::receive(Millis block) {
 }
 
 std::vector<Reply> Connection::pipeline(const std::vector<Args>& commands) {
+  return routed(commands, Millis(0));
+}
+
+std::vector<Reply> Connection::exchange(const std::vector<Args>& commands, Millis extra) {
   ensure_connected();
   std::string out;
   for (const auto& cmd : commands) format_args(cmd, out);
-  auto deadline = Clock::now() + timeout_;
-  write_all(out, deadline);
+  write_all(out, Clock::now() + timeout_);
+  auto deadline = Clock::now() + extra + timeout_;
   std::vector<Reply> replies;
   replies.reserve(commands.size());
   for (std::size_t i = 0; i < commands.size(); ++i) replies.push_back(read_reply(deadline));
   return replies;
+}
+
+std::vector<Reply> Connection::routed(const std::vector<Args>& commands, Millis extra) {
+  using Kind = cluster::Redirect::Kind;
+  cluster::Budget budget;
+  for (;;) {
+    auto replies = exchange(commands, extra);
+    auto to = cluster::pipeline_redirect(replies);
+    if (to.kind == Kind::kNone) return replies;
+    if (to.kind == Kind::kTryAgain) {
+      budget.pause(to);
+      continue;
+    }
+    budget.hop(to);
+    Endpoint target = cluster::endpoint_at(endpoint_, to);
+    if (to.kind == Kind::kMoved) {
+      // The slot lives there now: move this connection for good.
+      close();
+      endpoint_ = std::move(target);
+      continue;
+    }
+    // ASK: the slot is being migrated and these keys are on the target already. Ask it
+    // once, without moving: the next command may find its keys here again.
+    std::vector<Args> asking;
+    for (const auto& cmd : commands) {
+      asking.push_back({"ASKING"});
+      asking.push_back(cmd);
+    }
+    Connection there(std::move(target), timeout_);
+    auto answers = there.exchange(asking, extra);
+    replies.clear();
+    for (std::size_t i = 1; i < answers.size(); i += 2) replies.push_back(std::move(answers[i]));
+    auto again = cluster::pipeline_redirect(replies);
+    if (again.kind == Kind::kNone) return replies;
+    // TRYAGAIN (keys split between the two nodes) or the migration moved on: start over.
+    if (again.kind == Kind::kTryAgain) budget.pause(again);
+  }
 }
 
 void Connection::send_formatted(std::string_view resp) {
@@ -641,6 +679,15 @@ void check_reply(const Reply& r, std::string_view what) {
   std::string msg = error_text(r.get());
   if (is_auth_error(msg)) {
     throw Error(kConnection, fmt::format("authentication required: {}", msg), kAuthHint);
+  }
+  if (starts_with(msg, "CLUSTERDOWN")) {
+    throw Error(kServer, fmt::format("cluster error: {} failed: {}", what, msg),
+                "the cluster cannot serve this key now; check it with 'rcoord doctor'");
+  }
+  if (starts_with(msg, "CROSSSLOT") || cluster::is_redirect(r.get())) {
+    // A redirect left here came from a bulk stream or a pipeline that only partly ran.
+    throw Error(kServer, fmt::format("cluster error: {} failed: {}", what, msg),
+                "run the command again; if it persists, report it as a bug");
   }
   if (starts_with(msg, "NOPERM")) {
     throw Error(kServer, fmt::format("{} refused by ACL: {}", what, msg),

@@ -48,6 +48,11 @@ class Connection {
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
+  /// Every command-level call below follows Redis Cluster redirects: on MOVED the
+  /// connection moves to the node named (for good: the next commands go there too), on ASK
+  /// the command is sent once to the node named, after ASKING, and TRYAGAIN is retried
+  /// after a short pause; all bounded (see cluster.hpp), then Error(kServer).
+  ///
   /// Sends one command, returns its reply. An error reply throws Error(kServer)
   /// (or kConnection for authentication errors). I/O failures throw Error(kConnection)
   /// and close the socket; the next command reconnects.
@@ -61,12 +66,16 @@ class Connection {
   Reply command_blocking(const Args& args, Millis block);
 
   /// Sends all commands in one write, then reads as many replies (error replies included).
+  /// Redirected as a whole only when every reply is the same redirect (nothing ran); a
+  /// pipeline only partly redirected returns its MOVED/ASK error replies in place.
   std::vector<Reply> pipeline(const std::vector<Args>& commands);
 
   /// Streaming pipeline for bulk verbs: writes commands already in RESP form (see
   /// append_command) without reading their replies, so the caller can prepare the next
   /// batch while the server works on this one. receive() then reads the replies in order,
   /// one call per command sent; no other command may use the connection in between.
+  /// Redirects are not followed here: on a cluster, send a first command on the same key
+  /// through command() or pipeline() so that the connection is on the key's node.
   void send_formatted(std::string_view resp);
   /// The next reply of a send_formatted() stream (error replies included, not thrown).
   Reply receive();
@@ -119,6 +128,11 @@ class Connection {
   /// Waits for `events` on the socket until `deadline`; false on timeout.
   bool wait_for(short events, Clock::time_point deadline);
   [[noreturn]] void fail(const std::string& what, const std::string& hint);
+  /// One write of `commands`, then their replies; a reply may take `extra` longer than the
+  /// I/O timeout (blocking commands).
+  std::vector<Reply> exchange(const std::vector<Args>& commands, Millis extra);
+  /// exchange(), following cluster redirects.
+  std::vector<Reply> routed(const std::vector<Args>& commands, Millis extra);
 
   Endpoint endpoint_;
   Millis timeout_;

@@ -5,6 +5,7 @@
 #include <map>
 #include <string_view>
 
+#include "cluster.hpp"
 #include "errors.hpp"
 
 namespace rcoord::doctor {
@@ -135,27 +136,45 @@ Finding check_replication(Connection& conn) {
           ""};
 }
 
-Finding check_cluster(Connection& conn) {
+std::string cluster_info_value(const std::string& text, std::string_view name) {
+  auto at = text.find(std::string(name) + ":");
+  if (at == std::string::npos) return std::string{};
+  auto end = text.find("\r\n", at);
+  return text.substr(at + name.size() + 1,
+                     end == std::string::npos ? end : end - at - name.size() - 1);
+}
+
+// Slot coverage as every master sees it: a node that lost slots (or lost touch with their
+// owner) refuses the keys of those slots, even while the other masters are content.
+Finding check_cluster(Connection& conn, const std::vector<Endpoint>& masters) {
   auto server = info_fields(conn, "server");
   if (field(server, "redis_mode") != "cluster") {
     return {"cluster", true,
             fmt::format("{} server: no slots to cover", field(server, "redis_mode")), ""};
   }
-  std::string text = reply_string(conn.command({"CLUSTER", "INFO"}).get());
-  auto value = [&](std::string_view name) {
-    auto at = text.find(std::string(name) + ":");
-    if (at == std::string::npos) return std::string{};
-    auto end = text.find("\r\n", at);
-    return text.substr(at + name.size() + 1, end - at - name.size() - 1);
-  };
-  if (value("cluster_state") == "ok" && value("cluster_slots_ok") == "16384") {
-    return {"cluster", true, "all 16384 slots are served", ""};
+  for (const auto& endpoint : masters) {
+    std::string text;
+    try {
+      Connection node(endpoint, conn.timeout());
+      text = reply_string(node.command({"CLUSTER", "INFO"}).get());
+    } catch (const Error& e) {
+      if (e.code() != kConnection && e.code() != kServer) throw;
+      return {"cluster", false,
+              fmt::format("master {} does not answer: {}", endpoint.describe(), e.what()),
+              "bring the master back, or fail it over to a replica (CLUSTER FAILOVER)"};
+    }
+    auto value = [&](std::string_view name) { return cluster_info_value(text, name); };
+    if (value("cluster_state") == "ok" && value("cluster_slots_ok") == "16384") continue;
+    return {"cluster", false,
+            fmt::format("master {} sees cluster_state {}, {} of 16384 slots ok (assigned {}, "
+                        "failing {}): keys of the other slots are refused there",
+                        endpoint.describe(), value("cluster_state"), value("cluster_slots_ok"),
+                        value("cluster_slots_assigned"), value("cluster_slots_fail")),
+            "assign every slot to a reachable master (redis-cli --cluster fix " +
+                endpoint.describe() + ")"};
   }
-  return {"cluster", false,
-          fmt::format("cluster_state {}, {} of 16384 slots ok (assigned {}, failing {})",
-                      value("cluster_state"), value("cluster_slots_ok"),
-                      value("cluster_slots_assigned"), value("cluster_slots_fail")),
-          "assign every slot to a reachable master (redis-cli --cluster fix)"};
+  return {"cluster", true,
+          fmt::format("all 16384 slots are served ({} master(s) agree)", masters.size()), ""};
 }
 
 // The commands rcoord sends. Tried for real where harmless, so this works for users that
@@ -191,11 +210,33 @@ Finding check_permissions(Connection& conn, const Keys& keys) {
 std::vector<Finding> examine(Connection& conn, const Keys& keys) {
   conn.ensure_connected();
   std::vector<Finding> findings;
-  findings.push_back(check_eviction(conn));
-  findings.push_back(check_persistence(conn));
-  findings.push_back(check_replication(conn));
-  findings.push_back(check_cluster(conn));
-  findings.push_back(check_permissions(conn, keys));
+  auto masters = cluster::masters(conn);
+  if (!masters) {
+    findings.push_back(check_eviction(conn));
+    findings.push_back(check_persistence(conn));
+    findings.push_back(check_replication(conn));
+    findings.push_back(check_cluster(conn, {}));
+    findings.push_back(check_permissions(conn, keys));
+    return findings;
+  }
+  // A cluster: a lock is as safe as the master its slot lives on, so every master is checked.
+  for (const auto& endpoint : *masters) {
+    Connection node(endpoint, conn.timeout());
+    std::string label = endpoint.describe();
+    try {
+      for (auto finding : {check_eviction(node), check_persistence(node), check_replication(node),
+                           check_permissions(node, keys)}) {
+        finding.detail = label + ": " + finding.detail;
+        findings.push_back(std::move(finding));
+      }
+    } catch (const Error& e) {
+      if (e.code() != kConnection) throw;
+      findings.push_back({"cluster", false,
+                          fmt::format("{}: cannot be reached: {}", label, e.what()),
+                          "bring the master back, or fail it over to a replica"});
+    }
+  }
+  findings.push_back(check_cluster(conn, *masters));
   return findings;
 }
 

@@ -168,7 +168,7 @@ void observe(Connection& conn, const Keys& keys, std::string_view name,
   check_name("election", name);
   // Subscribe first, read second: a change between the two is then seen twice, never lost.
   Subscriber sub(conn.endpoint(), conn.timeout());
-  sub.subscribe({channel(keys, name)});
+  sub.subscribe_routed({channel(keys, name)}, {keys.object(kType, name)});
 
   auto deadline = deadline_after(duration);
   std::int64_t shown = -1;

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "bloom.hpp"
+#include "cluster.hpp"
 #include "elect.hpp"
 #include "errors.hpp"
 #include "latch.hpp"
@@ -139,17 +140,13 @@ const std::vector<std::string>& types() {
   return kTypes;
 }
 
-std::size_t list(Connection& conn, const Keys& keys, std::string_view pattern,
-                 std::string_view type, const std::function<void(const Object&)>& each) {
-  if (!type.empty() && std::find(types().begin(), types().end(), type) == types().end()) {
-    throw Error(kUsage, fmt::format("unknown --type '{}'", type),
-                "use lock, sem, limit, bloom, pf, complete, recent, elect, queue, signal or latch");
-  }
-  std::string match = glob_escape(keys.prefix()) + "{" +
-                      (type.empty() ? std::string("*") : std::string(type)) + ":" +
-                      std::string(pattern.empty() ? "*" : pattern) + "}*";
-  std::set<std::string> seen;  // an object has several keys: report it once
-  std::size_t found = 0;
+namespace {
+
+// One SCAN walk over the keys of the node `conn` is on; the state of each object is read on
+// that node too (its keys are there).
+void scan_node(Connection& conn, const Keys& keys, const std::string& match,
+               std::set<std::string>& seen, std::size_t& found,
+               const std::function<void(const Object&)>& each) {
   std::string cursor = "0";
   do {
     Reply r = conn.command({"SCAN", cursor, "MATCH", match, "COUNT", "1000"});
@@ -174,6 +171,32 @@ std::size_t list(Connection& conn, const Keys& keys, std::string_view pattern,
       each(object);
     }
   } while (cursor != "0");
+}
+
+}  // namespace
+
+std::size_t list(Connection& conn, const Keys& keys, std::string_view pattern,
+                 std::string_view type, const std::function<void(const Object&)>& each) {
+  if (!type.empty() && std::find(types().begin(), types().end(), type) == types().end()) {
+    throw Error(kUsage, fmt::format("unknown --type '{}'", type),
+                "use lock, sem, limit, bloom, pf, complete, recent, elect, queue, signal or latch");
+  }
+  std::string match = glob_escape(keys.prefix()) + "{" +
+                      (type.empty() ? std::string("*") : std::string(type)) + ":" +
+                      std::string(pattern.empty() ? "*" : pattern) + "}*";
+  std::set<std::string> seen;  // an object has several keys: report it once
+  std::size_t found = 0;
+  auto masters = cluster::masters(conn);
+  if (!masters) {
+    scan_node(conn, keys, match, seen, found, each);
+    return found;
+  }
+  // A cluster: each master holds the keys of its own slots, so every one is walked (an
+  // object in a slot being migrated may show up on both nodes: `seen` reports it once).
+  for (const auto& endpoint : *masters) {
+    Connection node(endpoint, conn.timeout());
+    scan_node(node, keys, match, seen, found, each);
+  }
   return found;
 }
 

@@ -79,7 +79,7 @@ Waited wait(Connection& conn, const Keys& keys, std::string_view name,
   // Subscribe first, read second: the count-down that opens the latch is then either seen
   // by the read or announced to us, never lost in between.
   Subscriber sub(conn.endpoint(), conn.timeout());
-  sub.subscribe({keys.object(kType, name)});
+  sub.subscribe_routed({keys.object(kType, name)}, {keys.object(kType, name)});
   for (;;) {
     Status s = status(conn, keys, name);
     out.count = s.found ? std::optional<std::int64_t>(s.count) : std::nullopt;

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <functional>
+
 #include "errors.hpp"
+#include "token.hpp"
 
 namespace rcoord::pf {
 namespace {
@@ -59,6 +62,12 @@ void Adder::complete() {
 }
 
 void Adder::add(const std::vector<std::string>& items) {
+  if (!routed_ && !items.empty()) {
+    // The first batch goes through pipeline(), which follows a cluster redirect, so that
+    // the stream of the later batches starts on the key's own node.
+    add_routed(items);
+    return;
+  }
   out_.clear();
   std::size_t commands = 0;
   for (std::size_t i = 0; i < items.size(); i += kItemsPerCommand) {
@@ -78,11 +87,79 @@ void Adder::add(const std::vector<std::string>& items) {
   result_.items += items.size();
 }
 
+void Adder::add_routed(const std::vector<std::string>& items) {
+  std::vector<Args> commands;
+  for (std::size_t i = 0; i < items.size(); i += kItemsPerCommand) {
+    std::size_t n = std::min(kItemsPerCommand, items.size() - i);
+    Args cmd{"PFADD", key_};
+    cmd.insert(cmd.end(), items.begin() + static_cast<std::ptrdiff_t>(i),
+               items.begin() + static_cast<std::ptrdiff_t>(i + n));
+    commands.push_back(std::move(cmd));
+  }
+  for (const auto& r : conn_.pipeline(commands)) {
+    check(r, "PFADD", key_);
+    if (r->type == REDIS_REPLY_INTEGER && r->integer == 1) result_.changed = true;
+  }
+  routed_ = true;
+  result_.items += items.size();
+}
+
 const Added& Adder::finish() {
   complete();
   conn_.await_replicas();
   return result_;
 }
+
+namespace {
+
+bool is_crossslot(const Reply& r) {
+  return r->type == REDIS_REPLY_ERROR &&
+         std::string_view(r->str, r->len).substr(0, 9) == "CROSSSLOT";
+}
+
+// On Redis Cluster the keys of several pf objects live in different slots, and PFCOUNT or
+// PFMERGE over them is refused (CROSSSLOT). A HyperLogLog is a plain string, so each other
+// key's value is read (GET follows it to its node) and copied, for the time of one
+// pipeline, into a temporary key under the hash tag of `home`; the command then runs there.
+// Returns the replies of `run` (its keys: `home_key` then the copies, or the source itself
+// when it shares the tag of `home`).
+std::vector<Reply> across_slots(Connection& conn, const Keys& keys, const std::string& home,
+                                const std::vector<std::string>& sources,
+                                const std::function<std::vector<Args>(const Args&)>& run) {
+  std::string tag = random_token();
+  std::vector<Args> pipeline;
+  Args local;  // the keys the command reads, all in the slot of `home`
+  Args temps;
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    std::string key = object(keys, sources[i]);
+    if (sources[i] == home) {
+      local.push_back(key);
+      continue;
+    }
+    Reply value = conn.command_raw({"GET", key});
+    check(value, "GET", key);
+    if (reply_is_nil(value.get())) continue;  // a missing key is an empty HyperLogLog
+    std::string temp = keys.aux(kType, home, fmt::format("merge:{}:{}", tag, i));
+    // The expiry cleans up after a client that dies before the DEL below.
+    pipeline.push_back({"SET", temp, reply_string(value.get()), "PX", "60000"});
+    local.push_back(temp);
+    temps.push_back(temp);
+  }
+  std::size_t first = pipeline.size();
+  for (auto& cmd : run(local)) pipeline.push_back(std::move(cmd));
+  std::size_t last = pipeline.size();
+  if (!temps.empty()) {
+    Args del{"DEL"};
+    del.insert(del.end(), temps.begin(), temps.end());
+    pipeline.push_back(std::move(del));
+  }
+  auto replies = conn.pipeline(pipeline);
+  for (std::size_t i = 0; i < first; ++i) check_reply(replies[i], "SET");
+  return {std::make_move_iterator(replies.begin() + static_cast<std::ptrdiff_t>(first)),
+          std::make_move_iterator(replies.begin() + static_cast<std::ptrdiff_t>(last))};
+}
+
+}  // namespace
 
 Count count(Connection& conn, const Keys& keys, const std::vector<std::string>& names) {
   Count c;
@@ -91,6 +168,15 @@ Count count(Connection& conn, const Keys& keys, const std::vector<std::string>& 
   for (const auto& n : names) args.push_back(object(keys, n));
   if (names.empty()) throw Error(kUsage, "pf count needs at least one key", "name the keys");
   Reply r = conn.command_raw(args);
+  if (is_crossslot(r)) {
+    // PFCOUNT over copies is read-only for the real keys, and the union is the same.
+    auto replies = across_slots(conn, keys, names.front(), names, [](const Args& local) {
+      Args cmd{"PFCOUNT"};
+      cmd.insert(cmd.end(), local.begin(), local.end());
+      return std::vector<Args>{cmd};
+    });
+    r = std::move(replies.front());
+  }
   check(r, "PFCOUNT", names.size() == 1 ? args[1] : "one of the keys");
   c.count = reply_integer(r.get());
   return c;
@@ -105,6 +191,13 @@ Merged merge(Connection& conn, const Keys& keys, std::string_view dest,
   Args args{"PFMERGE", dest_key};
   for (const auto& s : sources) args.push_back(object(keys, s));
   auto replies = conn.pipeline({args, {"PFCOUNT", dest_key}});
+  if (is_crossslot(replies[0])) {
+    replies = across_slots(conn, keys, std::string(dest), sources, [&](const Args& local) {
+      Args cmd{"PFMERGE", dest_key};
+      cmd.insert(cmd.end(), local.begin(), local.end());
+      return std::vector<Args>{cmd, {"PFCOUNT", dest_key}};
+    });
+  }
   check(replies[0], "PFMERGE", sources.size() == 1 ? args[2] : "one of the keys");
   check(replies[1], "PFCOUNT", dest_key);
   m.count = reply_integer(replies[1].get());

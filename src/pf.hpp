@@ -40,8 +40,10 @@ class Adder {
 
  private:
   void complete();
+  void add_routed(const std::vector<std::string>& items);
 
   Connection& conn_;
+  bool routed_ = false;  ///< a first batch went through pipeline() (cluster redirects)
   std::string key_;
   std::size_t in_flight_ = 0;  ///< PFADD replies still to read
   std::string out_;

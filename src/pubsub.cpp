@@ -66,19 +66,74 @@ Subscriber::Kind Subscriber::take(Reply r, long long& count) {
   throw Error(kServer, fmt::format("unexpected '{}' reply on a subscribed connection", kind));
 }
 
-void Subscriber::subscribe(const std::vector<std::string>& channels) {
-  if (channels.empty()) return;
-  Args args{"SUBSCRIBE"};
-  args.insert(args.end(), channels.begin(), channels.end());
+void Subscriber::confirm(Reply first, std::size_t channels) {
   // One confirmation per channel; a message on a channel already confirmed may come between
   // them, and is kept.
-  Reply r = conn_.command_raw(args);
+  Reply r = std::move(first);
   std::size_t confirmed = 0;
   for (;;) {
     long long count = 0;
     if (take(std::move(r), count) == Kind::kSubscribe) ++confirmed;
-    if (confirmed == channels.size()) return;
+    if (confirmed == channels) return;
     r = reply_in_time();
+  }
+}
+
+void Subscriber::subscribe(const std::vector<std::string>& channels) {
+  if (channels.empty()) return;
+  Args args{"SUBSCRIBE"};
+  args.insert(args.end(), channels.begin(), channels.end());
+  confirm(conn_.command_raw(args), channels.size());
+}
+
+std::vector<Subscriber::Elsewhere> Subscriber::subscribe_routed(
+    std::vector<std::string> channels, std::vector<std::string> route_keys) {
+  cluster::Budget budget;
+  std::vector<Elsewhere> later;  // served by yet other nodes than the one moved to
+  for (;;) {
+    // EXISTS on each route key, in the same write as the SUBSCRIBE: its reply says whether
+    // this node holds the key (a redirect otherwise) at no extra round trip.
+    std::string out;
+    for (const auto& key : route_keys) append_command(out, {"EXISTS", key});
+    Args args{"SUBSCRIBE"};
+    args.insert(args.end(), channels.begin(), channels.end());
+    append_command(out, args);
+    conn_.send_formatted(out);
+    std::vector<Elsewhere> away;
+    std::vector<std::string> here;
+    for (std::size_t i = 0; i < route_keys.size(); ++i) {
+      Reply r = conn_.receive();
+      auto to = cluster::parse_redirect(r.get());
+      if (to.kind == cluster::Redirect::Kind::kMoved || to.kind == cluster::Redirect::Kind::kAsk) {
+        budget.hop(to);
+        away.push_back({channels[i], route_keys[i], cluster::endpoint_at(conn_.endpoint(), to)});
+      } else {
+        here.push_back(channels[i]);
+      }
+    }
+    confirm(reply_in_time(), channels.size());
+    if (away.empty()) return later;
+    // A cluster, and some publishers are elsewhere: start over on a clean connection, here
+    // with the channels served here, or (none) on the node of the first channel.
+    queue_.clear();
+    if (!here.empty()) {
+      conn_ = Connection(conn_.endpoint(), conn_.timeout());
+      subscribe(here);
+      later.insert(later.end(), away.begin(), away.end());
+      return later;
+    }
+    Endpoint next = away.front().node;
+    conn_ = Connection(next, conn_.timeout());
+    channels.clear();
+    route_keys.clear();
+    for (auto& e : away) {
+      if (e.node.host == next.host && e.node.port == next.port) {
+        channels.push_back(std::move(e.channel));
+        route_keys.push_back(std::move(e.route_key));
+      } else {
+        later.push_back(std::move(e));
+      }
+    }
   }
 }
 

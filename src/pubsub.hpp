@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster.hpp"
 #include "connection.hpp"
 #include "duration.hpp"
 #include "url.hpp"
@@ -33,6 +34,21 @@ class Subscriber {
   /// Subscribes to `channels` and returns once the server confirmed every one of them.
   void subscribe(const std::vector<std::string>& channels);
 
+  /// A channel whose publisher runs on another cluster node than this subscriber's.
+  struct Elsewhere {
+    std::string channel;
+    std::string route_key;
+    Endpoint node;
+  };
+  /// As subscribe(), on the node that holds `route_keys[i]` (the key whose scripts publish
+  /// to `channels[i]`). On Redis Cluster a PUBLISH counts only the subscribers of its own
+  /// node, and rcoord's scripts use that count, so a subscriber must sit on the publisher's
+  /// node. When every channel is served elsewhere, the subscriber moves there; channels
+  /// split over several nodes are returned (not subscribed here), for other subscribers.
+  /// On a standalone server: one round trip, as subscribe().
+  std::vector<Elsewhere> subscribe_routed(std::vector<std::string> channels,
+                                          std::vector<std::string> route_keys);
+
   /// The next message, waiting up to `block` (Millis::max(): no limit); nullopt when none
   /// came in time. An idle connection is checked with a PING every 30 s, so a dead peer
   /// surfaces as Error(kConnection) instead of an endless wait. A managed signal interrupts
@@ -54,6 +70,7 @@ class Subscriber {
   Kind take(Reply r, long long& count);
   /// The next reply within the I/O timeout, or Error(kConnection).
   Reply reply_in_time();
+  void confirm(Reply first, std::size_t channels);
   void check_health();
 
   Connection conn_;

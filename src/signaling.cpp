@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "cluster.hpp"
 #include "errors.hpp"
 #include "lua_scripts.hpp"
 #include "pubsub.hpp"
@@ -29,6 +30,21 @@ struct Listening {
 // Messages are tagged by the send scripts: '*' broadcast, '1' for one receiver.
 constexpr char kBroadcast = '*';
 constexpr char kForOne = '1';
+
+// How long one subscriber is listened to before the next, when channels are on several
+// cluster nodes.
+constexpr Millis kSlice{20};
+
+// Leaves every registry in one round trip. On Redis Cluster the channels may live on other
+// nodes than the one the connection is on: the ZREMs answered with a redirect are sent
+// again one by one (ZREM is idempotent), each following its redirect.
+std::vector<Reply> leave_all(Connection& conn, const std::vector<Args>& leave) {
+  auto replies = conn.pipeline(leave);
+  for (std::size_t i = 0; i < replies.size(); ++i) {
+    if (cluster::is_redirect(replies[i].get())) replies[i] = conn.command_raw(leave[i]);
+  }
+  return replies;
+}
 
 }  // namespace
 
@@ -60,10 +76,42 @@ Waited wait(Connection& conn, const Keys& keys, const std::vector<std::string>& 
   Waited result;
 
   // Subscribe before registering: once a send can pick us, we are listening.
-  Subscriber sub(conn.endpoint(), conn.timeout());
-  std::vector<std::string> subscriptions;
-  for (const auto& l : listening) subscriptions.push_back(l.own);
-  sub.subscribe(subscriptions);
+  // On Redis Cluster each channel is listened to on the node of its registry, where the
+  // send scripts publish: channels on several nodes take one subscriber each.
+  std::vector<Subscriber> subs;
+  {
+    std::vector<std::string> own;
+    std::vector<std::string> registries;
+    for (const auto& l : listening) {
+      own.push_back(l.own);
+      registries.push_back(l.registry);
+    }
+    Endpoint at = conn.endpoint();
+    while (!own.empty()) {
+      if (subs.size() > listening.size()) {
+        throw Error(kServer, "cluster error: the nodes of the channels keep changing",
+                    "run the command again once the resharding is over");
+      }
+      subs.emplace_back(at, conn.timeout());
+      auto away = subs.back().subscribe_routed(own, registries);
+      own.clear();
+      registries.clear();
+      for (auto& e : away) {
+        own.push_back(std::move(e.channel));
+        registries.push_back(std::move(e.route_key));
+        at = e.node;
+      }
+    }
+  }
+  // The next message from any subscriber: with several (several nodes), each is listened to
+  // in turn for a short slice.
+  auto next_message = [&](Millis block) -> std::optional<Message> {
+    if (subs.size() == 1) return subs.front().next(block);
+    for (auto& sub : subs) {
+      if (auto m = sub.next(std::min(block, kSlice))) return m;
+    }
+    return std::nullopt;
+  };
   std::string how_long =
       opts.timeout ? std::to_string(opts.timeout->count()) : std::string("forever");
   std::vector<Args> leave;
@@ -109,14 +157,14 @@ Waited wait(Connection& conn, const Keys& keys, const std::vector<std::string>& 
       Millis block = deadline == Clock::time_point::max()
                          ? Millis::max()
                          : std::chrono::duration_cast<Millis>(deadline - now) + Millis(1);
-      if (auto m = sub.next(block)) {
+      if (auto m = next_message(block)) {
         if (!take(*m)) hand_on(*m);
       }
     }
   } catch (const Error&) {
     signals::Uninterruptible quiet;
     try {
-      conn.pipeline(leave);
+      leave_all(conn, leave);
     } catch (const Error&) {
       // Unreachable: the entries go stale by themselves, and a send skips dead waiters.
     }
@@ -126,9 +174,11 @@ Waited wait(Connection& conn, const Keys& keys, const std::vector<std::string>& 
   // Leave the registries, then unsubscribe: a --one send that picked us ran before we left,
   // so its message is in front of the unsubscribe confirmation and is seen here.
   signals::Uninterruptible quiet;
-  for (const auto& r : conn.pipeline(leave)) check_reply(r, "ZREM");
-  for (const auto& m : sub.unsubscribe()) {
-    if (!take(m)) hand_on(m);
+  for (const auto& r : leave_all(conn, leave)) check_reply(r, "ZREM");
+  for (auto& sub : subs) {
+    for (const auto& m : sub.unsubscribe()) {
+      if (!take(m)) hand_on(m);
+    }
   }
   result.complete = satisfied();
   result.waited_ms = std::chrono::duration_cast<Millis>(Clock::now() - start).count();

@@ -29,9 +29,15 @@ track() { _bg_pids+=("$1"); }
 now_ms() { date +%s%3N; }
 
 # start_redis NAME [extra redis-server args...]: sets ${NAME}_PORT, ${NAME}_PID, ${NAME}_URL.
+# With RCOORD_TEST_CLUSTER=1, a plain `start_redis NAME` (no extra args) starts a 3-master
+# cluster instead (start_cluster), so a test that only talks through rcoord runs on both.
 start_redis() {
   local name=$1
   shift
+  if [ "${RCOORD_TEST_CLUSTER:-0}" = 1 ] && [ $# -eq 0 ] && [ "${name:0:1}" != _ ]; then
+    start_cluster "$name"
+    return
+  fi
   local attempt port pid dir
   for attempt in 1 2 3 4 5 6 7 8 9 10; do
     port=$((20000 + RANDOM % 40000))
@@ -66,6 +72,48 @@ start_redis() {
     wait "$pid" 2>/dev/null || true
   done
   fail "cannot start redis-server"
+}
+
+# start_cluster NAME: a Redis Cluster of 3 masters (no replicas) on loopback, every slot
+# assigned and every node agreeing. Sets ${NAME}_PORTS (space-separated), ${NAME}_PORT and
+# ${NAME}_URL (the first node, as a seed) and ${NAME}_PIDS.
+start_cluster() {
+  local name=$1
+  local ports=() pids=() i port node
+  for i in 1 2 3; do
+    start_redis "_${name}_$i" --cluster-enabled yes --cluster-config-file nodes.conf \
+      --cluster-node-timeout 5000 --appendonly yes
+    node="_${name}_${i}_PORT"
+    ports+=("${!node}")
+    node="_${name}_${i}_PID"
+    pids+=("${!node}")
+  done
+  local addrs=()
+  for port in "${ports[@]}"; do addrs+=("127.0.0.1:$port"); done
+  redis-cli --cluster create "${addrs[@]}" --cluster-replicas 0 --cluster-yes >"$TEST_TMP/cluster-$name.log" 2>&1 ||
+    fail "redis-cli --cluster create failed: $(cat "$TEST_TMP/cluster-$name.log")"
+  _cluster_ready() {
+    local p
+    for p in "$@"; do
+      redis-cli -p "$p" cluster info | grep -q 'cluster_state:ok' || return 1
+      # every node knows the 3 masters and their slots
+      [ "$(redis-cli -p "$p" cluster nodes | grep -c 'master.* connected [0-9]')" -eq 3 ] || return 1
+    done
+  }
+  wait_until 30 _cluster_ready "${ports[@]}" || fail "cluster $name never became ready"
+  printf -v "${name}_PORTS" '%s' "${ports[*]}"
+  printf -v "${name}_PORT" '%s' "${ports[0]}"
+  printf -v "${name}_PIDS" '%s' "${pids[*]}"
+  printf -v "${name}_URL" '%s' "redis://127.0.0.1:${ports[0]}"
+}
+
+# port_of_key PORT KEY: the port of the master that owns KEY, asked of the node on PORT.
+port_of_key() {
+  local slot
+  slot=$(redis-cli -p "$1" cluster keyslot "$2")
+  redis-cli -p "$1" cluster nodes | awk -v slot="$slot" '
+    $3 ~ /master/ { for (i = 9; i <= NF; i++) { n = split($i, r, "-"); lo = r[1]; hi = (n == 2 ? r[2] : r[1]);
+      if (slot >= lo && slot <= hi) { split($2, a, "[:@]"); print a[2]; exit } } }'
 }
 
 # alive PID: the process exists and is not a zombie (a killed orphan may wait a while for
