@@ -5,6 +5,7 @@
 #include <chrono>
 #include <string_view>
 
+#include "cluster.hpp"
 #include "errors.hpp"
 
 namespace rcoord::server {
@@ -71,6 +72,11 @@ Ping ping(Connection& conn) {
   if (p.version.empty()) p.version = info_field(text, "redis_version");
   p.mode = info_field(text, "redis_mode");
   if (p.mode.empty()) p.mode = "standalone";
+  if (p.mode == "cluster") {
+    if (auto masters = cluster::masters(conn)) {
+      for (const auto& ep : *masters) p.nodes.push_back(probe(ep, "master", conn.timeout()));
+    }
+  }
   const auto& sentinel = conn.endpoint().sentinel;
   if (!sentinel.sentinels.empty()) {
     p.mode = "sentinel";

@@ -47,6 +47,12 @@ owner() { port_of_key "$M1" "rcoord:{$1:$2}"; }
 L2=$(name_on lock deploy "$M2")
 L3=$(name_on lock deploy "$M3")
 assert_eq "$(owner lock "$L2")" "$M2" "name_on agrees with CLUSTER KEYSLOT"
+expect 0 "$RCOORD" ping
+assert_contains "$OUT" "mode: cluster"
+assert_contains "$OUT" "nodes: 3"
+for port in "$M1" "$M2" "$M3"; do assert_contains "$OUT" "node: 127.0.0.1:$port master rtt_us="; done
+pass "ping reports the cluster mode and each master's round trip"
+
 expect 0 "$RCOORD" lock acquire "$L2" --ttl 30s
 tok=$OUT
 expect 1 "$RCOORD" lock acquire "$L2"
