@@ -136,6 +136,9 @@ std::string to_text(const Counted& r) { return std::to_string(r.count); }
 namespace rcoord::cmd {
 namespace {
 
+// Counts go to Lua scripts, whose numbers are doubles: exact up to 2^53.
+constexpr std::int64_t kMaxCount = (std::int64_t{1} << 53) - 1;
+
 struct QueueArgs {
   std::string name;
   std::string watch;
@@ -499,14 +502,14 @@ void add_name(CLI::App* verb, QueueArgs& a) {
 CLI::Option* add_count(CLI::App* verb, QueueArgs& a, const std::string& help) {
   return verb->add_option("--count", a.count, help)
       ->type_name("N")
-      ->check(CLI::PositiveNumber.description(""));
+      ->check(CLI::Range(std::int64_t{1}, kMaxCount).description(""));
 }
 
 void add_max_attempts(CLI::App* verb, QueueArgs& a) {
   verb->add_option("--max-attempts", a.max_attempts,
                    "Deliver a message at most N times, then it is dead (default 5)")
       ->type_name("N")
-      ->check(CLI::PositiveNumber.description(""));
+      ->check(CLI::Range(std::int64_t{1}, kMaxCount).description(""));
 }
 
 void add_nul(CLI::App* verb, QueueArgs& a, const std::string& help) {
@@ -562,7 +565,7 @@ void add_queue(CLI::App& app, Context& ctx) {
   k->add_option("id", ack->id, "Message id, as pop printed it")->required();
   k->add_option("--attempt", ack->attempt, "Only if the lease is still that delivery's")
       ->type_name("N")
-      ->check(CLI::PositiveNumber.description(""));
+      ->check(CLI::Range(std::int64_t{1}, kMaxCount).description(""));
   k->footer("Example: rcoord queue ack jobs 17");
   on_parse(k, ctx, ack, run_ack);
 
@@ -575,7 +578,7 @@ void add_queue(CLI::App& app, Context& ctx) {
       ->check(kDurationCheck);
   n->add_option("--attempt", nack->attempt, "Only if the lease is still that delivery's")
       ->type_name("N")
-      ->check(CLI::PositiveNumber.description(""));
+      ->check(CLI::Range(std::int64_t{1}, kMaxCount).description(""));
   n->footer("Example: rcoord queue nack jobs 17 --delay 1m");
   on_parse(n, ctx, nack, run_nack);
 
@@ -590,7 +593,7 @@ void add_queue(CLI::App& app, Context& ctx) {
   add_max_attempts(c, *consume);
   c->add_option("--max-messages", consume->max_messages, "Exit after N messages")
       ->type_name("N")
-      ->check(CLI::PositiveNumber.description(""));
+      ->check(CLI::Range(std::int64_t{1}, kMaxCount).description(""));
   c->add_option("--idle-exit", consume->idle_exit, "Exit 0 when no message came for DUR")
       ->type_name("DURATION")
       ->check(kDurationCheck);

@@ -62,6 +62,9 @@ std::string to_text(const StatusView& r) {
 namespace rcoord::cmd {
 namespace {
 
+// Counts go to Lua scripts, whose numbers are doubles: exact up to 2^53.
+constexpr std::int64_t kMaxCount = (std::int64_t{1} << 53) - 1;
+
 struct SignalArgs {
   std::string channel;                // send
   std::vector<std::string> channels;  // wait
@@ -220,7 +223,7 @@ void add_latch(CLI::App& app, Context& ctx) {
   i->add_option("--count", in->count, "The count to start from (0 or more)")
       ->required()
       ->type_name("N")
-      ->check(CLI::NonNegativeNumber.description(""));
+      ->check(CLI::Range(std::int64_t{0}, kMaxCount).description(""));
   i->add_option("--ttl", in->ttl, "Delete the latch this long after init (default: never)")
       ->type_name("DURATION")
       ->check(kDurationCheck);
@@ -232,7 +235,7 @@ void add_latch(CLI::App& app, Context& ctx) {
   d->add_option("name", dn->name, "Latch name")->required();
   d->add_option("--by", dn->by, "Count down by K (default 1)")
       ->type_name("K")
-      ->check(CLI::PositiveNumber.description(""));
+      ->check(CLI::Range(std::int64_t{1}, kMaxCount).description(""));
   d->footer("Example: rcoord latch down \"tests-$CI_PIPELINE_ID\"");
   on_parse(d, ctx, dn, run_down);
 

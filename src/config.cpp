@@ -1,12 +1,12 @@
 #include "config.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cctype>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "errors.hpp"
 
@@ -155,14 +155,30 @@ ConfigValues parse_config(std::string_view text, std::string_view origin) {
 }
 
 std::string read_small_file(const std::string& path, std::string_view what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw Error(kUsage, fmt::format("cannot read {} '{}': {}", what, path, std::strerror(errno)),
-                "check the path and its permissions");
+  // POSIX read, not an ifstream: an ifstream opens a directory and then reads nothing, which
+  // would pass for an empty file (an empty password, an empty config).
+  auto fail = [&](int error) {
+    return Error(kUsage, fmt::format("cannot read {} '{}': {}", what, path, std::strerror(error)),
+                 "check the path and its permissions");
+  };
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw fail(errno);
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n > 0) {
+      text.append(buf, static_cast<std::size_t>(n));
+    } else if (n == 0) {
+      break;
+    } else if (errno != EINTR) {
+      int error = errno;
+      ::close(fd);
+      throw fail(error);
+    }
   }
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
+  ::close(fd);
+  return text;
 }
 
 ConfigValues load_config(const std::string& path) {

@@ -1,5 +1,6 @@
 #include "url.hpp"
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
 
 #include <cctype>
@@ -70,6 +71,9 @@ void parse_host_port(std::string_view url, std::string_view hostport, Endpoint& 
     auto close = hostport.find(']');
     if (close == std::string_view::npos) bad_url(url, "unterminated IPv6 address");
     ep.host = std::string(hostport.substr(1, close - 1));
+    // Only an IPv6 literal goes in brackets; anything else would be looked up as a name.
+    in6_addr addr{};
+    if (inet_pton(AF_INET6, ep.host.c_str(), &addr) != 1) bad_url(url, "bad IPv6 address");
     std::string_view rest = hostport.substr(close + 1);
     if (!rest.empty()) {
       if (rest.front() != ':') bad_url(url, "junk after IPv6 address");

@@ -12,6 +12,12 @@ for i = 1, 8 do
     return redis.error_reply('WRONGTYPE key ' .. KEYS[i] .. ' holds a ' .. kind .. ' that is not an rcoord queue')
   end
 end
+-- A hash of messages that no push made (no id counter, no message referenced anywhere) is
+-- someone else's data under this name: refuse it rather than treat its fields as messages.
+if redis.call('EXISTS', KEYS[1]) == 1 and
+    redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[8]) == 0 then
+  return redis.error_reply('WRONGTYPE key ' .. KEYS[1] .. ' holds a hash that is not an rcoord queue')
+end
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 -- The earliest moment something pending becomes due, or nil: blocked poppers sleep until then.

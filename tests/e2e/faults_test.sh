@@ -1,6 +1,7 @@
-# Faults with real processes: the server restarts empty while `lock run` and `sem run` hold
-# something (renewal reconnects, finds ownership gone: child terminated, exit 5); a server
-# paused longer than --timeout (exit 3 in about the timeout).
+# Faults with real processes: the server restarts empty while `lock run`, `sem run` and
+# `elect run` hold something (renewal reconnects, finds ownership gone: child terminated,
+# exit 5) and while `queue consume` runs a message (lease lost: command terminated, consumer
+# reconnects and goes on); a server paused longer than --timeout (exit 3 in about the timeout).
 source "$(dirname "$0")/lib.sh"
 start_redis R
 export RCOORD_URL=$R_URL
@@ -17,7 +18,8 @@ restart_empty() {
   wait_until 5 redis-cli -p "$R_PORT" ping || fail "redis did not restart"
 }
 
-for verb in "lock run held --ttl 1500ms" "sem run held --limit 2 --ttl 1500ms"; do
+for verb in "lock run held --ttl 1500ms" "sem run held --limit 2 --ttl 1500ms" \
+  "elect run held --id me --ttl 1500ms"; do
   rm -f "$TEST_TMP/got-term"
   # shellcheck disable=SC2086
   "$RCOORD" $verb -- sh -c 'trap "touch $0; exit 143" TERM; sleep 30 & wait' "$TEST_TMP/got-term" \
@@ -36,18 +38,94 @@ for verb in "lock run held --ttl 1500ms" "sem run held --limit 2 --ttl 1500ms"; 
   pass "${verb%% *} run: server restarted empty, command terminated, exit 5"
 done
 
+# queue consume: the message's lease is gone after the restart, so its command is terminated
+# (not acked or nacked); the consumer reconnects and handles what is pushed afterwards.
+cat >"$TEST_TMP/handle.sh" <<SH
+msg=\$(cat)
+echo "\$msg" >>"$TEST_TMP/handled"
+if [ "\$msg" = slow ]; then
+  trap 'echo TERM >"$TEST_TMP/slow-term"; exit 143' TERM
+  sleep 30 &
+  wait
+fi
+SH
+expect 0 "$RCOORD" queue push jobs slow
+"$RCOORD" queue consume jobs --ack-timeout 1500ms -- sh "$TEST_TMP/handle.sh" \
+  2>"$TEST_TMP/consume.err" &
+consumer=$!
+track $consumer
+wait_until 5 grep -q slow "$TEST_TMP/handled" || fail "consume never ran the message"
+restart_empty
+wait_until 5 test -e "$TEST_TMP/slow-term" || fail "consume: the command did not get SIGTERM"
+assert_contains "$(cat "$TEST_TMP/consume.err")" "was lost while the command ran"
+alive $consumer || fail "consume exited after the restart"
+expect 0 "$RCOORD" queue push jobs after-restart
+wait_until 10 grep -q after-restart "$TEST_TMP/handled" ||
+  fail "consume did not handle a message pushed after the restart"
+queue_empty() { "$RCOORD" queue stats jobs --json | grep -q '"ready":0,"delayed":0,"in_flight":0'; }
+wait_until 5 queue_empty || fail "the new message was not acked"
+kill -TERM $consumer
+set +e
+wait $consumer
+code=$?
+set -e
+assert_eq "$code" 0 "consume stops cleanly after the restart"
+pass "queue consume: server restarted empty, command terminated, consumer reconnected"
+
 # A restart that keeps nothing still lets new work start at once (reconnect, fresh state).
 expect 0 "$RCOORD" lock acquire after-restart
 expect 0 "$RCOORD" sem take after-restart --limit 1
+expect 0 "$RCOORD" elect campaign after-restart --id me
 
-# Paused longer than --timeout: every kind of command exits 3 in about the timeout.
-redis-cli -p "$R_PORT" client pause 3000 all >/dev/null
-for cmd in "lock acquire p" "lock status p" "sem take p --limit 1" "sem status p" "ping"; do
-  start=$(now_ms)
-  # shellcheck disable=SC2086
-  expect 3 "$RCOORD" --timeout 400ms $cmd
-  took=$(($(now_ms) - start))
-  [ "$took" -lt 1200 ] || fail "'$cmd' took ${took}ms to give up with --timeout 400ms"
+# Paused longer than --timeout: every kind of command exits 3 in about the timeout. They run
+# side by side, so all of them meet the pause, each timing itself. The pause is long, so that a
+# slow (sanitized, busy) machine still starts every command inside it; the server is killed at
+# the end, paused or not. Verbs that wait get a bound of their own, so none can outlive a
+# pause that ended before it started.
+pause_ms=20000
+redis-cli -p "$R_PORT" client pause $pause_ms all >/dev/null
+paused_at=$(now_ms)
+i=0
+paused_pids=()
+while IFS= read -r cmd; do
+  (
+    start=$(now_ms)
+    set +e
+    # shellcheck disable=SC2086
+    "$RCOORD" --timeout 400ms $cmd >/dev/null 2>"$TEST_TMP/paused-$i.err" </dev/null
+    echo "$? $(($(now_ms) - start)) $(now_ms) $cmd" >"$TEST_TMP/paused-$i"
+  ) &
+  paused_pids+=($!)
+  i=$((i + 1))
+done <<'CMDS'
+ping
+lock acquire p
+lock status p
+lock run p -- true
+sem take p --limit 1
+sem status p
+limit check p --rate 5/s
+bloom add p x
+pf count p
+elect campaign p --id a
+elect status p
+queue push p m
+queue pop p --wait 5s
+queue consume p --idle-exit 5s -- true
+signal send p
+signal wait p --timeout 5s
+latch down p
+latch wait p --timeout 5s
+complete suggest p x
+ls
+CMDS
+wait "${paused_pids[@]}"
+for f in "$TEST_TMP"/paused-*; do
+  case $f in *.err) continue ;; esac
+  read -r code took ended cmd <"$f"
+  [ "$ended" -lt $((paused_at + pause_ms)) ] || fail "'$cmd' ended after the pause; rerun"
+  assert_eq "$code" 3 "'$cmd' on a paused server"
+  [ "$took" -lt 4000 ] || fail "'$cmd' took ${took}ms to give up with --timeout 400ms"
+  assert_lines "$(cat "$f.err")" 1 "'$cmd': one line on stderr"
 done
-pass "paused server: every command exits 3 within about --timeout"
-sleep 1.5
+pass "paused server: every kind of command exits 3 within about --timeout"

@@ -123,3 +123,118 @@ code=$?
 set -e
 assert_eq "$code" 3 "nohup'd run survives SIGHUP"
 pass "nohup keeps SIGHUP ignored"
+
+
+# --- SIGTERM and SIGINT at every stage of lock run, sem run and elect run -------------------
+# Whatever the stage, nothing is left behind: no lock, permit, waiting ticket or leadership.
+run_argv() {
+  case $1 in
+    lock) echo "lock run $2 --ttl 5s --wait 1m" ;;
+    sem) echo "sem run $2 --limit 1 --ttl 5s --wait 1m" ;;
+    elect) echo "elect run $2 --id runner --ttl 5s --wait 1m" ;;
+  esac
+}
+# hold_elsewhere P NAME: another owner takes it, so a run must wait; prints its token or id.
+hold_elsewhere() {
+  case $1 in
+    lock) "$RCOORD" lock acquire "$2" --ttl 30s ;;
+    sem) "$RCOORD" sem take "$2" --limit 1 --ttl 30s ;;
+    elect) "$RCOORD" elect campaign "$2" --id other --ttl 30s >/dev/null && echo other ;;
+  esac
+}
+give_back() {
+  case $1 in
+    lock) "$RCOORD" lock release "$2" --token "$3" >/dev/null ;;
+    sem) "$RCOORD" sem release "$2" --token "$3" >/dev/null ;;
+    elect) "$RCOORD" elect resign "$2" --id "$3" >/dev/null ;;
+  esac
+}
+# state P NAME: who holds it ('' for nobody) and, for a semaphore, how many wait.
+state() {
+  local json
+  case $1 in
+    lock)
+      json=$("$RCOORD" lock status "$2" --json || true)
+      [ "$(json_field "$json" held)" = true ] && json_field "$json" token || echo ""
+      ;;
+    sem)
+      json=$("$RCOORD" sem status "$2" --json || true)
+      python3 -c 'import json,sys; s=json.loads(sys.argv[1]); print(" ".join([h["token"] for h in s.get("holders",[])] + ["waiting=%d" % s["waiting"]]))' "$json"
+      ;;
+    elect)
+      json=$("$RCOORD" elect status "$2" --json || true)
+      [ "$(json_field "$json" leader)" = true ] && json_field "$json" id || echo ""
+      ;;
+  esac
+}
+free_state() { [ "$1" = sem ] && echo "waiting=0" || echo ""; }
+held_by_runner() {
+  local now
+  now=$(state "$1" "$2")
+  [ -n "$now" ] && [ "$now" != "$(free_state "$1")" ]
+}
+start_runner() {
+  local p=$1 name=$2
+  shift 2
+  # shellcheck disable=SC2046
+  "$RCOORD" $(run_argv "$p" "$name") -- "$@" 2>"$TEST_TMP/stage.err" &
+  RUNNER=$!
+  track $RUNNER
+}
+runner_exit() {
+  set +e
+  wait "$RUNNER"
+  RC=$?
+  set -e
+}
+
+for p in lock sem elect; do
+  for sig in TERM INT; do
+    [ "$sig" = INT ] && died=130 || died=143
+    what="$p run, SIG$sig"
+
+    # 1. while waiting: aborts at once, takes nothing, leaves no waiting ticket
+    name="waiting-$p-$sig"
+    holder=$(hold_elsewhere $p "$name")
+    before=$(state $p "$name")
+    start_runner $p "$name" touch "$TEST_TMP/ran"
+    sleep 0.4
+    kill -$sig $RUNNER
+    runner_exit
+    assert_eq "$RC" "$died" "$what while waiting"
+    assert_eq "$(state $p "$name")" "$before" "$what while waiting: the other owner alone"
+    give_back $p "$name" "$holder"
+    sleep 0.3 # a ticket left behind would take it now
+    assert_eq "$(state $p "$name")" "$(free_state $p)" "$what while waiting: left something"
+    [ ! -e "$TEST_TMP/ran" ] || fail "$what while waiting: the command ran"
+
+    # 2. while the command runs: forwarded, the command dies of it, everything is given back
+    name="running-$p-$sig"
+    rm -f "$TEST_TMP/ready"
+    start_runner $p "$name" sh -c 'touch "$0"; sleep 30 & wait' "$TEST_TMP/ready"
+    wait_until 5 test -e "$TEST_TMP/ready" || fail "$what: the command did not start"
+    held_by_runner $p "$name" || fail "$what: not held while the command runs"
+    kill -$sig $RUNNER
+    runner_exit
+    assert_eq "$RC" "$died" "$what while running: the command's death by signal"
+    assert_eq "$(state $p "$name")" "$(free_state $p)" "$what while running: left something"
+
+    # 3. while the command is being stopped: still held until the command has exited (a
+    # second signal changes nothing), then given back; the command's own code is kept
+    name="stopping-$p-$sig"
+    rm -f "$TEST_TMP/ready" "$TEST_TMP/stopping"
+    start_runner $p "$name" sh -c \
+      'trap "touch \"\$1\"; trap \"\" INT TERM; sleep 1; exit 7" INT TERM; touch "$0"; sleep 30 & wait' \
+      "$TEST_TMP/ready" "$TEST_TMP/stopping"
+    wait_until 5 test -e "$TEST_TMP/ready" || fail "$what: the command did not start"
+    kill -$sig $RUNNER
+    wait_until 5 test -e "$TEST_TMP/stopping" || fail "$what: the signal was not forwarded"
+    kill -$sig $RUNNER 2>/dev/null || true
+    sleep 0.2
+    held_by_runner $p "$name" || fail "$what: given back before the command had exited"
+    runner_exit
+    assert_eq "$RC" 7 "$what while stopping: the command's code"
+    assert_eq "$(state $p "$name")" "$(free_state $p)" "$what while stopping: left something"
+  done
+  pass "$p run: SIGTERM and SIGINT while waiting, running and stopping leave nothing behind"
+done
