@@ -41,6 +41,17 @@ int parse_int(const std::string& what, const std::string& value, int max) {
   throw Error(kUsage, fmt::format("bad {} '{}'", what, value), "use a whole number");
 }
 
+// The first line of a password file. An empty one is a mistake (a file not yet filled
+// in): sending an empty password would only fail later as an authentication error.
+std::string read_password_file(const std::string& path) {
+  std::string password = first_line(read_small_file(path, "password file"));
+  if (password.empty()) {
+    throw Error(kUsage, fmt::format("password file '{}' is empty", path),
+                "put the password on its first line");
+  }
+  return password;
+}
+
 std::string default_config_path() {
   const char* home = env("HOME");
   if (home == nullptr) return {};
@@ -262,7 +273,7 @@ void Context::resolve_endpoint() {
   if (given("password")) {
     ep.password = opts.password;
   } else if (given("password-file")) {
-    ep.password = first_line(read_small_file(opts.password_file, "password file"));
+    ep.password = read_password_file(opts.password_file);
   } else if (url_tier == kCli && url_password) {
     ep.password = url_password;
   } else if (const char* p = env("RCOORD_PASSWORD")) {
@@ -272,7 +283,7 @@ void Context::resolve_endpoint() {
   } else if (url_tier == kEnv && url_password) {
     ep.password = url_password;
   } else if (auto f = from_config("password-file")) {
-    ep.password = first_line(read_small_file(*f, "password file"));
+    ep.password = read_password_file(*f);
   } else {
     ep.password = url_password;
   }
@@ -285,12 +296,10 @@ void Context::resolve_endpoint() {
 // The password that is not part of a URL: command line, then environment, then config file.
 std::optional<std::string> Context::global_password() const {
   if (given("password")) return opts.password;
-  if (given("password-file"))
-    return first_line(read_small_file(opts.password_file, "password file"));
+  if (given("password-file")) return read_password_file(opts.password_file);
   if (const char* p = env("RCOORD_PASSWORD")) return std::string(p);
   if (const char* a = env("REDISCLI_AUTH")) return std::string(a);
-  if (auto f = from_config("password-file"))
-    return first_line(read_small_file(*f, "password file"));
+  if (auto f = from_config("password-file")) return read_password_file(*f);
   return std::nullopt;
 }
 

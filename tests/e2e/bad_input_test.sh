@@ -235,6 +235,9 @@ for opt in --password-file --config; do
   refused 2 "$RCOORD" $opt "$TEST_TMP/missing" lock status x
   assert_contains "$ERR" "cannot read"
 done
+: >"$TEST_TMP/empty-password"
+refused 2 "$RCOORD" --password-file "$TEST_TMP/empty-password" lock status x
+assert_contains "$ERR" "is empty"
 head -c 4096 /dev/urandom | tr -d '\n' >"$TEST_TMP/binary.toml"
 printf 'x\n' >>"$TEST_TMP/binary.toml"
 refused 2 "$RCOORD" --config "$TEST_TMP/binary.toml" lock status x
