@@ -180,3 +180,36 @@ wait_until() {
 json_field() {
   python3 -c 'import json,sys; v=json.loads(sys.argv[1])[sys.argv[2]]; print(json.dumps(v) if isinstance(v,bool) else v)' "$1" "$2"
 }
+
+# prove_mutual_exclusion WORKERS ROUNDS [GLOBAL OPTIONS...]: WORKERS concurrent processes
+# each run ROUNDS `lock run counter` around a non-atomic increment of a counter file (read,
+# sleep, write), so any overlap loses an update. Fails unless the count is exactly
+# WORKERS x ROUNDS and the lock is free at the end.
+prove_mutual_exclusion() {
+  local workers=$1 rounds=$2
+  shift 2
+  local counter="$TEST_TMP/counter" w p start took
+  echo 0 >"$counter"
+  printf 'n=$(cat "$1")\nsleep 0.005\necho $((n + 1)) >"$1"\n' >"$TEST_TMP/increment.sh"
+  : >"$TEST_TMP/errors"
+  _me_worker() {
+    local i
+    for i in $(seq 1 "$rounds"); do
+      "$RCOORD" "$@" lock run counter --wait forever --ttl 10s -- \
+        sh "$TEST_TMP/increment.sh" "$counter" ||
+        { echo "worker failed: $?" >>"$TEST_TMP/errors"; return 1; }
+    done
+  }
+  start=$(now_ms)
+  local pids=()
+  for w in $(seq 1 "$workers"); do
+    _me_worker "$@" &
+    pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait "$p" || true; done
+  took=$(($(now_ms) - start))
+  [ ! -s "$TEST_TMP/errors" ] || fail "$(cat "$TEST_TMP/errors")"
+  assert_eq "$(cat "$counter")" $((workers * rounds)) "$workers x $rounds increments under the lock"
+  expect 1 "$RCOORD" "$@" lock status counter
+  ME_TOOK=$took
+}
