@@ -72,10 +72,7 @@ bool all_ones(Connection& conn, const Reply& r, std::string_view key) {
     conn.close();
     throw Error(kServer, fmt::format("unexpected reply to BITFIELD on {}", key));
   }
-  for (std::size_t i = 0; i < r->elements; ++i) {
-    if (r->element[i]->type != REDIS_REPLY_INTEGER || r->element[i]->integer == 0) return false;
-  }
-  return true;
+  return bits_all_ones(r.get());
 }
 
 std::uint64_t to_u64(const std::string& s, std::string_view field) {
@@ -151,9 +148,13 @@ Layer next_layer(const Meta& meta, std::size_t index) {
 bool read_meta(Connection& conn, const Keys& keys, std::string_view name, Meta& meta) {
   std::string key = keys.object(kType, name);
   auto replies = conn.pipeline({{"TYPE", key}, {"HGETALL", key}});
-  std::string kind = reply_string(replies[0].get());
+  return decode_meta(replies[0].get(), replies[1].get(), key, meta);
+}
+
+bool decode_meta(const redisReply* type, const redisReply* all, const std::string& key,
+                 Meta& meta) {
+  std::string kind = reply_string(type);
   if (kind == "none") return false;
-  const redisReply* all = replies[1].get();
   if (kind != "hash" || all->type != REDIS_REPLY_ARRAY) {
     throw Error(kServer,
                 fmt::format("WRONGTYPE key {} holds a {} that is not an rcoord bloom", key, kind),
@@ -331,10 +332,11 @@ Adder::Grant Adder::parse_grant(const Reply& r) {
   }
   Grant g;
   g.valid = true;
-  g.status = reply_integer(r->element[0]);
-  g.layer = reply_integer(r->element[1]);
-  g.granted = reply_integer(r->element[2]);
-  g.layers = reply_integer(r->element[3]);
+  auto values = decode_grant(r.get());
+  g.status = values[0];
+  g.layer = values[1];
+  g.granted = values[2];
+  g.layers = values[3];
   if (g.status == -2) {
     throw Error(kServer, fmt::format("bloom filter '{}' was deleted while items were added", name_),
                 "add the items again");
@@ -632,6 +634,21 @@ Info info(Connection& conn, const Keys& keys, std::string_view name) {
   out.fill_ratio = out.bits == 0 ? 0 : static_cast<double>(ones) / static_cast<double>(out.bits);
   out.estimated_error_rate = 1.0 - none_positive;
   return out;
+}
+
+bool bits_all_ones(const redisReply* r) {
+  for (std::size_t i = 0; i < r->elements; ++i) {
+    if (r->element[i]->type != REDIS_REPLY_INTEGER || r->element[i]->integer == 0) return false;
+  }
+  return true;
+}
+
+std::array<std::int64_t, 4> decode_grant(const redisReply* r) {
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != 4) {
+    throw Error(kServer, "unexpected reply from the bloom_grant script");
+  }
+  return {reply_integer(r->element[0]), reply_integer(r->element[1]), reply_integer(r->element[2]),
+          reply_integer(r->element[3])};
 }
 
 }  // namespace rcoord::bloom

@@ -90,8 +90,7 @@ Count count(Connection& conn, const Keys& keys, const std::vector<std::string>& 
   for (const auto& n : names) args.push_back(object(keys, n));
   if (names.empty()) throw Error(kUsage, "pf count needs at least one key", "name the keys");
   Reply r = conn.command_raw(args);
-  check(r, "PFCOUNT", names.size() == 1 ? args[1] : "one of the keys");
-  c.count = reply_integer(r.get());
+  c.count = decode_count(r, names.size() == 1 ? args[1] : "one of the keys");
   return c;
 }
 
@@ -105,9 +104,13 @@ Merged merge(Connection& conn, const Keys& keys, std::string_view dest,
   for (const auto& s : sources) args.push_back(object(keys, s));
   auto replies = conn.pipeline({args, {"PFCOUNT", dest_key}});
   check(replies[0], "PFMERGE", sources.size() == 1 ? args[2] : "one of the keys");
-  check(replies[1], "PFCOUNT", dest_key);
-  m.count = reply_integer(replies[1].get());
+  m.count = decode_count(replies[1], dest_key);
   return m;
+}
+
+std::int64_t decode_count(const Reply& r, std::string_view key) {
+  check(r, "PFCOUNT", key);
+  return reply_integer(r.get());
 }
 
 }  // namespace rcoord::pf
