@@ -1,0 +1,21 @@
+// parse_config on arbitrary text: bad text is Error(kUsage) naming the file, never a crash.
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "config.hpp"
+#include "fuzz_support.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace rcoord;
+  std::string_view text(reinterpret_cast<const char*>(data), size);
+  fuzz::expect_errors({kUsage}, [&] {
+    ConfigValues values = parse_config(text, "fuzz.toml");
+    for (const auto& [key, list] : values) {
+      fuzz::require(!key.empty(), "a config key is not empty");
+      fuzz::require(!list.empty(), "a config key has a value");
+    }
+  });
+  return 0;
+}
