@@ -109,7 +109,8 @@ Params make_params(Algo algo, Rate rate, std::optional<std::int64_t> burst, std:
 
 std::int64_t ceil_ms(std::int64_t us) {
   if (us < 0) return -1;
-  return (us + 999) / 1000;
+  // Not (us + 999) / 1000: a reply near INT64_MAX must not overflow.
+  return us / 1000 + (us % 1000 != 0 ? 1 : 0);
 }
 
 Raw evaluate(Connection& conn, const Keys& keys, std::string_view key, const Params& p,
