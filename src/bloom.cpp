@@ -191,6 +191,13 @@ bool decode_meta(const redisReply* type, const redisReply* all, const std::strin
   meta = Meta{};
   meta.capacity = to_u64(need("capacity"), "capacity");
   meta.error_rate = std::strtod(need("error_rate").c_str(), nullptr);
+  // Sizing a new layer takes logarithms of it: NaN or a rate outside (0, 1) would make the
+  // bit count undefined.
+  if (!(meta.error_rate > 0 && meta.error_rate < 1)) {
+    throw Error(kServer,
+                fmt::format("bad bloom metadata field error_rate: '{}'", need("error_rate")),
+                "the filter's hash was changed by hand; delete it and reserve it again");
+  }
   meta.expansion = static_cast<std::uint32_t>(to_u64(need("expansion"), "expansion"));
   meta.items = to_i64(need("items"), "items");
   auto count = to_u64(*layers, "layers");
