@@ -104,9 +104,13 @@ void decode(unsigned which, const std::vector<Reply>& replies) {
       fuzz::require(s.holders.size() * 3 + 3 == r->elements, "every holder is decoded");
       break;
     }
-    case 5:
-      limit::to_decision(limit::decode_raw(r));
+    case 5: {
+      limit::Raw raw = limit::decode_raw(r);
+      limit::Decision d = limit::to_decision(raw);
+      // Also without the sanitizers: an overflow in the rounding shows as a negative time.
+      if (raw.reset_after_us >= 0) fuzz::require(d.reset_after_ms >= 0, "µs round up to ms >= 0");
       break;
+    }
     case 6: {
       elect::Campaign c;
       elect::decode_campaign(r, c);
