@@ -384,10 +384,10 @@ void Adder::complete(Batch& b) {
   if (!b.in_flight) return;
   std::string key = layer_key(keys_, name_, static_cast<std::size_t>(b.layer));
   std::int64_t added = 0;
-  for (std::size_t i = 0; i < b.results.size(); ++i) {
+  for (auto& result : b.results) {
     Reply r = conn_.receive();
     bool was_set = all_ones(conn_, r, key);
-    b.results[i].yes = !was_set;
+    result.yes = !was_set;
     added += was_set ? 0 : 1;
   }
   b.in_flight = false;
