@@ -26,8 +26,7 @@ int run_watched(Context& ctx, const std::string& watch, const std::function<int(
   for (;;) {
     auto next = std::chrono::steady_clock::now() + every;
     if (redraw) {
-      // Home, clear: redraw in place. A failed write shows in what follows; nothing to do here.
-      (void)std::fputs("\033[H\033[2J", stdout);
+      std::fputs("\033[H\033[2J", stdout);  // home, clear: redraw in place
     }
     try {
       once();
@@ -35,7 +34,7 @@ int run_watched(Context& ctx, const std::string& watch, const std::function<int(
       if (e.code() == kInterrupted) return 0;
       throw;
     }
-    (void)std::fflush(stdout);
+    std::fflush(stdout);
     if (!signals::sleep_until(next)) return 0;
   }
 }

@@ -62,11 +62,13 @@ Waited wait(Connection& conn, const Keys& keys, const std::vector<std::string>& 
   // Subscribe before registering: once a send can pick us, we are listening.
   Subscriber sub(conn.endpoint(), conn.timeout());
   std::vector<std::string> subscriptions;
+  subscriptions.reserve(listening.size());
   for (const auto& l : listening) subscriptions.push_back(l.own);
   sub.subscribe(subscriptions);
   std::string how_long =
       opts.timeout ? std::to_string(opts.timeout->count()) : std::string("forever");
   std::vector<Args> leave;
+  leave.reserve(listening.size());
   for (const auto& l : listening) leave.push_back({"ZREM", l.registry, id});
 
   auto satisfied = [&] {

@@ -77,8 +77,7 @@ bool sleep_until(std::chrono::steady_clock::time_point deadline) {
 void restore_for_child() {
   for (int s : kManaged) {
     bool ignored = g_installed && sigismember(&g_ignored, s) == 1;
-    // Cannot fail for these signal numbers; a child left with our handler would be no worse.
-    (void)signal(s, ignored ? SIG_IGN : SIG_DFL);
+    signal(s, ignored ? SIG_IGN : SIG_DFL);
   }
   sigprocmask(SIG_SETMASK, &original_mask(), nullptr);
 }
