@@ -59,7 +59,7 @@ struct CompleteArgs {
 };
 
 template <typename Fn>
-void on_parse(CLI::App* verb, Context& ctx, std::shared_ptr<CompleteArgs> args, Fn fn) {
+void on_parse(CLI::App* verb, Context& ctx, const std::shared_ptr<CompleteArgs>& args, Fn fn) {
   verb->callback([&ctx, args, fn] { ctx.action = [&ctx, args, fn] { return fn(ctx, *args); }; });
 }
 

@@ -122,7 +122,7 @@ int run_reset(Context& ctx, const LimitArgs& a) {
 }
 
 template <typename Fn>
-void on_parse(CLI::App* verb, Context& ctx, std::shared_ptr<LimitArgs> args, Fn fn) {
+void on_parse(CLI::App* verb, Context& ctx, const std::shared_ptr<LimitArgs>& args, Fn fn) {
   verb->callback([&ctx, args, fn] { ctx.action = [&ctx, args, fn] { return fn(ctx, *args); }; });
 }
 

@@ -79,7 +79,14 @@ std::string suggestion(const CLI::App& app, int argc, char** argv) {
         best_distance = d;
       }
     }
-    if (!best.empty()) return "unknown command '" + word + "': did you mean '" + best + "'?";
+    if (!best.empty()) {
+      std::string message = "unknown command '";
+      message += word;
+      message += "': did you mean '";
+      message += best;
+      message += "'?";
+      return message;
+    }
     return {};
   }
   return {};
@@ -196,9 +203,7 @@ void hide_secrets(int argc, char** argv) {
   }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   rcoord::cmd::Context ctx;
   CLI::App app{"rcoord: locks, semaphores and other coordination primitives on Redis", "rcoord"};
   app.set_help_flag("--help", "Print help and exit");
@@ -242,4 +247,19 @@ int main(int argc, char** argv) {
                                   "please report this"));
     return rcoord::kServer;
   }
+}
+
+}  // namespace
+
+// Building the command tree and printing an error can throw too (out of memory, a bad
+// stream): still one line and exit 4, never std::terminate.
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rcoord: internal error: %s (please report this)\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "rcoord: internal error (please report this)\n");
+  }
+  return rcoord::kServer;
 }

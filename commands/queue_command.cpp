@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -202,7 +204,7 @@ std::string read_file(const std::string& path) {
     throw Error(kUsage, fmt::format("cannot read --file '{}': {}", path, std::strerror(errno)),
                 "check the path");
   }
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 int run_push(Context& ctx, const QueueArgs& a) {
@@ -368,10 +370,9 @@ bool stop_requested() {
   sigset_t waiting;
   sigset_t managed = signals::managed_set();
   sigpending(&waiting);
-  for (int s : {SIGINT, SIGTERM, SIGHUP}) {
-    if (sigismember(&managed, s) == 1 && sigismember(&waiting, s) == 1) return true;
-  }
-  return false;
+  return std::ranges::any_of(std::array{SIGINT, SIGTERM, SIGHUP}, [&](int s) {
+    return sigismember(&managed, s) == 1 && sigismember(&waiting, s) == 1;
+  });
 }
 
 // A command that cannot be run would fail every message until all of them are dead: check it
@@ -491,7 +492,7 @@ int run_consume(Context& ctx, const QueueArgs& a) {
 }
 
 template <typename Fn>
-void on_parse(CLI::App* verb, Context& ctx, std::shared_ptr<QueueArgs> args, Fn fn) {
+void on_parse(CLI::App* verb, Context& ctx, const std::shared_ptr<QueueArgs>& args, Fn fn) {
   verb->callback([&ctx, args, fn] { ctx.action = [&ctx, args, fn] { return fn(ctx, *args); }; });
 }
 

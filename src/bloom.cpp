@@ -72,10 +72,7 @@ bool all_ones(Connection& conn, const Reply& r, std::string_view key) {
     conn.close();
     throw Error(kServer, fmt::format("unexpected reply to BITFIELD on {}", key));
   }
-  for (std::size_t i = 0; i < r->elements; ++i) {
-    if (r->element[i]->type != REDIS_REPLY_INTEGER || r->element[i]->integer == 0) return false;
-  }
-  return true;
+  return bits_all_ones(r.get());
 }
 
 std::uint64_t to_u64(const std::string& s, std::string_view field) {
@@ -151,9 +148,13 @@ Layer next_layer(const Meta& meta, std::size_t index) {
 bool read_meta(Connection& conn, const Keys& keys, std::string_view name, Meta& meta) {
   std::string key = keys.object(kType, name);
   auto replies = conn.pipeline({{"TYPE", key}, {"HGETALL", key}});
-  std::string kind = reply_string(replies[0].get());
+  return decode_meta(replies[0].get(), replies[1].get(), key, meta);
+}
+
+bool decode_meta(const redisReply* type, const redisReply* all, const std::string& key,
+                 Meta& meta) {
+  std::string kind = reply_string(type);
   if (kind == "none") return false;
-  const redisReply* all = replies[1].get();
   if (kind != "hash" || all->type != REDIS_REPLY_ARRAY) {
     throw Error(kServer,
                 fmt::format("WRONGTYPE key {} holds a {} that is not an rcoord bloom", key, kind),
@@ -190,6 +191,13 @@ bool read_meta(Connection& conn, const Keys& keys, std::string_view name, Meta& 
   meta = Meta{};
   meta.capacity = to_u64(need("capacity"), "capacity");
   meta.error_rate = std::strtod(need("error_rate").c_str(), nullptr);
+  // Sizing a new layer takes logarithms of it: NaN or a rate outside (0, 1) would make the
+  // bit count undefined.
+  if (!(meta.error_rate > 0 && meta.error_rate < 1)) {
+    throw Error(kServer,
+                fmt::format("bad bloom metadata field error_rate: '{}'", need("error_rate")),
+                "the filter's hash was changed by hand; delete it and reserve it again");
+  }
   meta.expansion = static_cast<std::uint32_t>(to_u64(need("expansion"), "expansion"));
   meta.items = to_i64(need("items"), "items");
   auto count = to_u64(*layers, "layers");
@@ -331,10 +339,11 @@ Adder::Grant Adder::parse_grant(const Reply& r) {
   }
   Grant g;
   g.valid = true;
-  g.status = reply_integer(r->element[0]);
-  g.layer = reply_integer(r->element[1]);
-  g.granted = reply_integer(r->element[2]);
-  g.layers = reply_integer(r->element[3]);
+  auto values = decode_grant(r.get());
+  g.status = values[0];
+  g.layer = values[1];
+  g.granted = values[2];
+  g.layers = values[3];
   if (g.status == -2) {
     throw Error(kServer, fmt::format("bloom filter '{}' was deleted while items were added", name_),
                 "add the items again");
@@ -375,10 +384,10 @@ void Adder::complete(Batch& b) {
   if (!b.in_flight) return;
   std::string key = layer_key(keys_, name_, static_cast<std::size_t>(b.layer));
   std::int64_t added = 0;
-  for (std::size_t i = 0; i < b.results.size(); ++i) {
+  for (auto& result : b.results) {
     Reply r = conn_.receive();
     bool was_set = all_ones(conn_, r, key);
-    b.results[i].yes = !was_set;
+    result.yes = !was_set;
     added += was_set ? 0 : 1;
   }
   b.in_flight = false;
@@ -633,6 +642,21 @@ Info info(Connection& conn, const Keys& keys, std::string_view name) {
   out.fill_ratio = out.bits == 0 ? 0 : static_cast<double>(ones) / static_cast<double>(out.bits);
   out.estimated_error_rate = 1.0 - none_positive;
   return out;
+}
+
+bool bits_all_ones(const redisReply* r) {
+  for (std::size_t i = 0; i < r->elements; ++i) {
+    if (r->element[i]->type != REDIS_REPLY_INTEGER || r->element[i]->integer == 0) return false;
+  }
+  return true;
+}
+
+std::array<std::int64_t, 4> decode_grant(const redisReply* r) {
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != 4) {
+    throw Error(kServer, "unexpected reply from the bloom_grant script");
+  }
+  return {reply_integer(r->element[0]), reply_integer(r->element[1]), reply_integer(r->element[2]),
+          reply_integer(r->element[3])};
 }
 
 }  // namespace rcoord::bloom

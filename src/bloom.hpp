@@ -104,6 +104,15 @@ Reserved reserve(Connection& conn, const Keys& keys, std::string_view name,
 /// key holds something else.
 bool read_meta(Connection& conn, const Keys& keys, std::string_view name, Meta& meta);
 
+// Pure decoders of the server's replies (no I/O), for tests and fuzzing. They throw
+// Error(kServer) for a reply of another shape; `key` names the filter in errors.
+/// The TYPE and HGETALL replies of read_meta.
+bool decode_meta(const redisReply* type, const redisReply* all, const std::string& key, Meta& meta);
+/// A BITFIELD array reply: whether every bit read was 1.
+bool bits_all_ones(const redisReply* r);
+/// bloom_grant's reply: {status, layer, granted, layers}.
+std::array<std::int64_t, 4> decode_grant(const redisReply* r);
+
 /// The answer for one item: added (bloom add) or present (bloom test).
 struct ItemResult {
   std::string item;

@@ -59,8 +59,7 @@ std::string member_of(std::string_view term) {
 std::vector<Added> add(Connection& conn, const Keys& keys, std::string_view index,
                        const std::vector<std::string>& terms, const AddOptions& opts) {
   Args ks = index_keys(keys, index);
-  std::vector<Added> out;
-  if (terms.empty()) return out;
+  if (terms.empty()) return {};
   Args args;
   if (opts.incr) {
     args = {"incr", fmt::format("{}", opts.score.value_or(1.0))};
@@ -74,39 +73,20 @@ std::vector<Added> add(Connection& conn, const Keys& keys, std::string_view inde
     args.push_back(member_of(t));
   }
   Reply r = eval(conn, lua::kCompleteAdd, ks, args);
-  if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 * terms.size()) {
-    throw Error(kServer, "unexpected reply from the complete_add script");
-  }
-  for (std::size_t i = 0; i < terms.size(); ++i) {
-    Added a;
-    a.term = terms[i];
-    a.added = reply_integer(r->element[2 * i]) == 1;
-    std::string s = reply_string(r->element[2 * i + 1]);
-    a.scored = !s.empty();
-    if (a.scored) a.score = std::strtod(s.c_str(), nullptr);
-    out.push_back(std::move(a));
-  }
-  return out;
+  return decode_add(r.get(), terms);
 }
 
 std::vector<Removed> remove(Connection& conn, const Keys& keys, std::string_view index,
                             const std::vector<std::string>& terms) {
   Args ks = index_keys(keys, index);
-  std::vector<Removed> out;
-  if (terms.empty()) return out;
+  if (terms.empty()) return {};
   Args args;
   for (const auto& t : terms) {
     check_term(t);
     args.push_back(member_of(t));
   }
   Reply r = eval(conn, lua::kCompleteRemove, ks, args);
-  if (r->type != REDIS_REPLY_ARRAY || r->elements != terms.size()) {
-    throw Error(kServer, "unexpected reply from the complete_remove script");
-  }
-  for (std::size_t i = 0; i < terms.size(); ++i) {
-    out.push_back({terms[i], reply_integer(r->element[i]) == 1});
-  }
-  return out;
+  return decode_remove(r.get(), terms);
 }
 
 Suggestions suggest(Connection& conn, const Keys& keys, std::string_view index,
@@ -117,14 +97,7 @@ Suggestions suggest(Connection& conn, const Keys& keys, std::string_view index,
   s.index = std::string(index);
   s.prefix = std::string(prefix);
   Reply r = eval(conn, lua::kCompleteSuggest, ks, {fold_case(prefix), std::to_string(limit)});
-  if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 || r->elements % 2 != 1) {
-    throw Error(kServer, "unexpected reply from the complete_suggest script");
-  }
-  s.scored = reply_integer(r->element[0]) == 1;
-  for (std::size_t i = 1; i + 1 < r->elements; i += 2) {
-    s.terms.push_back(
-        {term_of(reply_string(r->element[i]), ks[0]), parse_score(r->element[i + 1])});
-  }
+  decode_suggest(r.get(), ks[0], s);
   return s;
 }
 
@@ -147,25 +120,67 @@ Suggestions recent_suggest(Connection& conn, const Keys& keys, std::string_view 
   check_limit(limit);
   std::string key = keys.object(kRecentType, list);
   auto replies = conn.pipeline({{"TYPE", key}, {"LRANGE", key, "0", "-1"}});
-  std::string kind = reply_string(replies[0].get());
   Suggestions s;
   s.index = std::string(list);
   s.prefix = std::string(prefix);
-  if (kind == "none") return s;
+  decode_recent(replies[0], replies[1], key, prefix, limit, s);
+  return s;
+}
+
+std::vector<Added> decode_add(const redisReply* r, const std::vector<std::string>& terms) {
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 * terms.size()) {
+    throw Error(kServer, "unexpected reply from the complete_add script");
+  }
+  std::vector<Added> out;
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    Added a;
+    a.term = terms[i];
+    a.added = reply_integer(r->element[2 * i]) == 1;
+    std::string s = reply_string(r->element[2 * i + 1]);
+    a.scored = !s.empty();
+    if (a.scored) a.score = std::strtod(s.c_str(), nullptr);
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+std::vector<Removed> decode_remove(const redisReply* r, const std::vector<std::string>& terms) {
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != terms.size()) {
+    throw Error(kServer, "unexpected reply from the complete_remove script");
+  }
+  std::vector<Removed> out;
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    out.push_back({terms[i], reply_integer(r->element[i]) == 1});
+  }
+  return out;
+}
+
+void decode_suggest(const redisReply* r, const std::string& key, Suggestions& s) {
+  if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 || r->elements % 2 != 1) {
+    throw Error(kServer, "unexpected reply from the complete_suggest script");
+  }
+  s.scored = reply_integer(r->element[0]) == 1;
+  for (std::size_t i = 1; i + 1 < r->elements; i += 2) {
+    s.terms.push_back({term_of(reply_string(r->element[i]), key), parse_score(r->element[i + 1])});
+  }
+}
+
+void decode_recent(const Reply& type, const Reply& items, const std::string& key,
+                   std::string_view prefix, std::size_t limit, Suggestions& s) {
+  std::string kind = reply_string(type.get());
+  if (kind == "none") return;
   if (kind != "list") {
     throw Error(
         kServer,
         fmt::format("WRONGTYPE key {} holds a {} that is not an rcoord recent list", key, kind),
         "use another list name or --prefix");
   }
-  check_reply(replies[1], "LRANGE " + key);
+  check_reply(items, "LRANGE " + key);
   std::string folded = fold_case(prefix);
-  const redisReply* items = replies[1].get();
   for (std::size_t i = 0; i < items->elements && s.terms.size() < limit; ++i) {
     std::string item = reply_string(items->element[i]);
     if (fold_case(item).compare(0, folded.size(), folded) == 0) s.terms.push_back({item, 0});
   }
-  return s;
 }
 
 }  // namespace rcoord::complete

@@ -76,4 +76,14 @@ Pushed recent_push(Connection& conn, const Keys& keys, std::string_view list, st
 Suggestions recent_suggest(Connection& conn, const Keys& keys, std::string_view list,
                            std::string_view prefix, std::size_t limit);
 
+// Pure decoders of the server's replies (no I/O), for tests and fuzzing. All throw
+// Error(kServer) for a reply of another shape; `key` names the index in errors.
+std::vector<Added> decode_add(const redisReply* r, const std::vector<std::string>& terms);
+std::vector<Removed> decode_remove(const redisReply* r, const std::vector<std::string>& terms);
+/// complete_suggest's reply into s.scored and s.terms.
+void decode_suggest(const redisReply* r, const std::string& key, Suggestions& s);
+/// TYPE and LRANGE of a recent list into s.terms: up to `limit` items matching `prefix`.
+void decode_recent(const Reply& type, const Reply& items, const std::string& key,
+                   std::string_view prefix, std::size_t limit, Suggestions& s);
+
 }  // namespace rcoord::complete

@@ -28,7 +28,7 @@ class LineParser {
 
   [[noreturn]] void fail(std::string_view why) const {
     throw Error(kUsage, fmt::format("bad config {}:{}: {}", origin_, number_, why),
-                "write key = \"value\" lines with long option names, e.g. timeout = \"2s\"");
+                R"(write key = "value" lines with long option names, e.g. timeout = "2s")");
   }
 
   std::vector<std::string> values() {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <cmath>
 #include <limits>
 #include <string>
 
@@ -65,7 +66,7 @@ std::optional<Millis> parse_duration(std::string_view text) {
     ++parts;
   }
   if (total > static_cast<double>(kMaxMillis)) return std::nullopt;
-  return Millis(static_cast<std::int64_t>(total + 0.5));
+  return Millis(std::llround(total));  // total is 0..kMaxMillis: llround cannot overflow
 }
 
 std::optional<Millis> parse_wait(std::string_view text) {

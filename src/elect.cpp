@@ -108,10 +108,7 @@ Campaign campaign(Connection& conn, const Keys& keys, std::string_view name,
       resign(conn, keys, name, give_back);
     });
     result.waited_ms = since(start).count();
-    result.leader = element_integer(r.get(), 0) == 1;
-    result.term = element_integer(r.get(), 1);
-    result.ttl_ms = std::max<std::int64_t>(0, element_integer(r.get(), 2));
-    result.leader_id = element_string(r.get(), 3);
+    decode_campaign(r.get(), result);
     if (result.leader || !opts.wait) return result;
     Millis left = opts.wait == Millis::max() ? Millis::max() : *opts.wait - since(start);
     if (left.count() <= 0) return result;
@@ -151,11 +148,23 @@ Status status(Connection& conn, const Keys& keys, std::string_view name) {
   check_name("election", name);
   Reply r =
       eval(conn, lua::kElectStatus, {keys.object(kType, name), keys.aux(kType, name, "term")}, {});
+  Status s = decode_status(r.get());
+  s.name = std::string(name);
+  return s;
+}
+
+void decode_campaign(const redisReply* r, Campaign& out) {
+  out.leader = element_integer(r, 0) == 1;
+  out.term = element_integer(r, 1);
+  out.ttl_ms = std::max<std::int64_t>(0, element_integer(r, 2));
+  out.leader_id = element_string(r, 3);
+}
+
+Status decode_status(const redisReply* r) {
   if (r->type != REDIS_REPLY_ARRAY || r->elements != 3) {
     throw Error(kServer, "unexpected reply from the elect_status script");
   }
   Status s;
-  s.name = std::string(name);
   s.id = reply_string(r->element[0]);
   s.leader = !s.id.empty();
   s.term = reply_integer(r->element[1]);

@@ -80,6 +80,13 @@ struct Status {
 };
 Status status(Connection& conn, const Keys& keys, std::string_view name);
 
+// Pure decoders of the scripts' replies (no I/O), for tests and fuzzing. Both throw
+// Error(kServer) for a reply of another shape.
+/// One answer of elect_campaign: fills leader, term, ttl_ms and leader_id.
+void decode_campaign(const redisReply* r, Campaign& out);
+/// The answer of elect_status: everything but the name.
+Status decode_status(const redisReply* r);
+
 /// Calls `on_change` with the state at the start, then once per change of leader as it
 /// happens (a new leader, or a vacancy after a resignation or an expired lease), for
 /// `duration` (nullopt: until interrupted). Pushed by pub/sub; an expiry, which nobody

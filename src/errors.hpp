@@ -21,8 +21,8 @@ enum Exit : int {
 /// "No" answers (busy, denied, absent) are results, never errors.
 class Error : public std::runtime_error {
  public:
-  Error(Exit code, std::string what, std::string hint = {})
-      : std::runtime_error(std::move(what)), code_(code), hint_(std::move(hint)) {}
+  Error(Exit code, const std::string& what, std::string hint = {})
+      : std::runtime_error(what), code_(code), hint_(std::move(hint)) {}
   Exit code() const { return code_; }
   const std::string& hint() const { return hint_; }
 

@@ -51,7 +51,7 @@ bool ItemReader::next(std::string& item) {
     const char* begin = buffer_.data() + scanned;
     const void* hit = std::memchr(begin, delimiter_, end_ - scanned);
     if (hit != nullptr) {
-      std::size_t stop = static_cast<std::size_t>(static_cast<const char*>(hit) - buffer_.data());
+      auto stop = static_cast<std::size_t>(static_cast<const char*>(hit) - buffer_.data());
       std::size_t len = stop - start_;
       if (delimiter_ == '\n' && len > 0 && buffer_[stop - 1] == '\r') --len;
       item.assign(buffer_.data() + start_, len);

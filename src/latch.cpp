@@ -29,11 +29,16 @@ Initialized init(Connection& conn, const Keys& keys, std::string_view name, std:
   std::string key = keys.object(kType, name);
   Reply r = eval(conn, lua::kLatchInit, {key},
                  {std::to_string(count), ttl ? std::to_string(ttl->count()) : std::string(), key});
+  Initialized out = decode_init(r.get());
+  out.name = std::string(name);
+  return out;
+}
+
+Initialized decode_init(const redisReply* r) {
   if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
     throw Error(kServer, "unexpected reply from the latch_init script");
   }
   Initialized out;
-  out.name = std::string(name);
   out.created = reply_integer(r->element[0]) == 1;
   out.count = reply_integer(r->element[1]);
   return out;

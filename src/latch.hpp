@@ -26,6 +26,9 @@ struct Initialized {
 /// not touched.
 Initialized init(Connection& conn, const Keys& keys, std::string_view name, std::int64_t count,
                  std::optional<Millis> ttl);
+/// The reply of latch_init (no I/O), for tests and fuzzing: everything but the name. Throws
+/// Error(kServer) for a reply of another shape.
+Initialized decode_init(const redisReply* r);
 
 struct Counted {
   bool found = false;  ///< false: there is no such latch (nothing was created)

@@ -46,11 +46,6 @@ std::int64_t element(const redisReply* r, std::size_t i) {
   return reply_integer(r->element[i]);
 }
 
-Decision to_decision(const Raw& raw) {
-  return {raw.allowed, raw.limit, raw.remaining, raw.allowed ? 0 : ceil_ms(raw.retry_after_us),
-          ceil_ms(raw.reset_after_us)};
-}
-
 }  // namespace
 
 std::optional<Algo> parse_algo(std::string_view name) {
@@ -114,7 +109,8 @@ Params make_params(Algo algo, Rate rate, std::optional<std::int64_t> burst, std:
 
 std::int64_t ceil_ms(std::int64_t us) {
   if (us < 0) return -1;
-  return (us + 999) / 1000;
+  // Not (us + 999) / 1000: a reply near INT64_MAX must not overflow.
+  return us / 1000 + (us % 1000 != 0 ? 1 : 0);
 }
 
 Raw evaluate(Connection& conn, const Keys& keys, std::string_view key, const Params& p,
@@ -129,20 +125,29 @@ Raw evaluate(Connection& conn, const Keys& keys, std::string_view key, const Par
             peek ? "1" : "0",
             std::string(member.empty() ? "-" : member)};
   Reply r = eval(conn, script_of(p.algo), key_names(keys, key), args);
+  return decode_raw(r.get());
+}
+
+Raw decode_raw(const redisReply* r) {
   if (r->type != REDIS_REPLY_ARRAY || r->elements != 9) {
     throw Error(kServer, "unexpected reply from a limit script");
   }
   Raw raw;
-  raw.allowed = element(r.get(), 0) == 1;
-  raw.limit = element(r.get(), 1);
-  raw.remaining = element(r.get(), 2);
-  raw.retry_after_us = element(r.get(), 3);
-  raw.reset_after_us = element(r.get(), 4);
-  raw.wait_us = element(r.get(), 5);
-  raw.now_us = element(r.get(), 6);
-  raw.due_us = element(r.get(), 7);
-  raw.slot = element(r.get(), 8);
+  raw.allowed = element(r, 0) == 1;
+  raw.limit = element(r, 1);
+  raw.remaining = element(r, 2);
+  raw.retry_after_us = element(r, 3);
+  raw.reset_after_us = element(r, 4);
+  raw.wait_us = element(r, 5);
+  raw.now_us = element(r, 6);
+  raw.due_us = element(r, 7);
+  raw.slot = element(r, 8);
   return raw;
+}
+
+Decision to_decision(const Raw& raw) {
+  return {raw.allowed, raw.limit, raw.remaining, raw.allowed ? 0 : ceil_ms(raw.retry_after_us),
+          ceil_ms(raw.reset_after_us)};
 }
 
 bool cancel(Connection& conn, const Keys& keys, std::string_view key, const Params& p,

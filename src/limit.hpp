@@ -108,4 +108,10 @@ bool reset(Connection& conn, const Keys& keys, std::string_view key);
 /// µs to ms for output, rounded up (a retry after that many ms is never early); -1 stays -1.
 std::int64_t ceil_ms(std::int64_t us);
 
+/// The reply of a decision script (no I/O), for tests and fuzzing. Throws Error(kServer)
+/// for a reply of another shape.
+Raw decode_raw(const redisReply* r);
+/// A decision script's answer in the units of the output (ms).
+Decision to_decision(const Raw& raw);
+
 }  // namespace rcoord::limit

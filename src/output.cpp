@@ -54,7 +54,7 @@ std::string dump_json(const nlohmann::ordered_json& j) {
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
-void Printer::write_json(const nlohmann::ordered_json& j) {
+void Printer::write_json(const nlohmann::ordered_json& j) const {
   if (quiet_) return;
   std::string line = dump_json(j);
   line += '\n';
@@ -62,14 +62,14 @@ void Printer::write_json(const nlohmann::ordered_json& j) {
   std::fflush(stdout);
 }
 
-void Printer::write_text(std::string_view text) {
+void Printer::write_text(std::string_view text) const {
   if (quiet_ || text.empty()) return;
   std::fwrite(text.data(), 1, text.size(), stdout);
   if (text.back() != '\n') std::fputc('\n', stdout);
   std::fflush(stdout);
 }
 
-void Printer::write_raw(std::string_view bytes) {
+void Printer::write_raw(std::string_view bytes) const {
   if (quiet_ || bytes.empty()) return;
   std::fwrite(bytes.data(), 1, bytes.size(), stdout);
   std::fflush(stdout);

@@ -38,20 +38,20 @@ class Printer {
 
   /// One JSON object on its own line (flushed: lines are consumed as a stream). Nothing
   /// with -q, like everything written to stdout.
-  void write_json(const nlohmann::ordered_json& j);
+  void write_json(const nlohmann::ordered_json& j) const;
   /// Text as is (a trailing newline is added when missing). Nothing for empty text.
-  void write_text(std::string_view text);
+  void write_text(std::string_view text) const;
   /// Bytes exactly as given, nothing added (binary records that end in NUL, e.g. `-0`
   /// output). Nothing with -q.
-  void write_raw(std::string_view bytes);
+  void write_raw(std::string_view bytes) const;
 
   /// A "no" answer or a note for the human at the terminal: one line on stderr, text mode only
   /// (in JSON mode the result object already says it), never with -q.
   void note(std::string_view line);
   /// A warning that must be seen whatever the format (e.g. a lock that could not be released).
-  void warn(std::string_view line);
+  static void warn(std::string_view line);
   /// The one-line error message of SPEC §2.
-  void error(const Error& e);
+  static void error(const Error& e);
 
  private:
   Format format_ = Format::kText;

@@ -177,8 +177,7 @@ Count count(Connection& conn, const Keys& keys, const std::vector<std::string>& 
     });
     r = std::move(replies.front());
   }
-  check(r, "PFCOUNT", names.size() == 1 ? args[1] : "one of the keys");
-  c.count = reply_integer(r.get());
+  c.count = decode_count(r, names.size() == 1 ? args[1] : "one of the keys");
   return c;
 }
 
@@ -199,9 +198,13 @@ Merged merge(Connection& conn, const Keys& keys, std::string_view dest,
     });
   }
   check(replies[0], "PFMERGE", sources.size() == 1 ? args[2] : "one of the keys");
-  check(replies[1], "PFCOUNT", dest_key);
-  m.count = reply_integer(replies[1].get());
+  m.count = decode_count(replies[1], dest_key);
   return m;
+}
+
+std::int64_t decode_count(const Reply& r, std::string_view key) {
+  check(r, "PFCOUNT", key);
+  return reply_integer(r.get());
 }
 
 }  // namespace rcoord::pf

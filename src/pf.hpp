@@ -67,4 +67,8 @@ struct Merged {
 Merged merge(Connection& conn, const Keys& keys, std::string_view dest,
              const std::vector<std::string>& sources);
 
+/// A PFCOUNT reply (no I/O), for tests and fuzzing: Error(kServer) naming `key` when the
+/// key holds something else or the reply has another shape.
+std::int64_t decode_count(const Reply& r, std::string_view key);
+
 }  // namespace rcoord::pf

@@ -46,11 +46,11 @@ void check_id(std::string_view id) {
   if (id.empty()) throw Error(kUsage, "empty message id", "give the id that pop printed");
 }
 
-const redisReply* array_of(const Reply& r, std::string_view script) {
+const redisReply* array_of(const redisReply* r, std::string_view script) {
   if (r->type != REDIS_REPLY_ARRAY) {
     throw Error(kServer, fmt::format("unexpected reply from the {} script", script));
   }
-  return r.get();
+  return r;
 }
 
 // {id, message, attempt, ...} from element `first` on.
@@ -120,10 +120,7 @@ Popped pop(Connection& conn, const Keys& keys, std::string_view name, const PopO
       signals::Uninterruptible quiet;
       r = eval(conn, lua::kQueuePop, k, args);
     }
-    const redisReply* arr = array_of(r, "queue_pop");
-    if (arr->elements < 1) throw Error(kServer, "unexpected reply from the queue_pop script");
-    std::int64_t next_ms = reply_integer(arr->element[0]);
-    result.messages = messages_from(arr, 1);
+    std::int64_t next_ms = decode_pop(r.get(), result.messages);
     result.waited_ms = since(start).count();
     if (!result.messages.empty() || !opts.wait) return result;
     Millis left = *opts.wait == Millis::max() ? Millis::max() : *opts.wait - since(start);
@@ -179,10 +176,7 @@ bool extend(Connection& conn, const Keys& keys, std::string_view name, std::stri
 
 Stats stats(Connection& conn, const Keys& keys, std::string_view name) {
   Reply r = eval(conn, lua::kQueueStats, queue_keys(keys, name), {});
-  const redisReply* arr = array_of(r, "queue_stats");
-  if (arr->elements != 4) throw Error(kServer, "unexpected reply from the queue_stats script");
-  return {reply_integer(arr->element[0]), reply_integer(arr->element[1]),
-          reply_integer(arr->element[2]), reply_integer(arr->element[3])};
+  return decode_stats(r.get());
 }
 
 std::vector<Message> peek(Connection& conn, const Keys& keys, std::string_view name,
@@ -190,7 +184,7 @@ std::vector<Message> peek(Connection& conn, const Keys& keys, std::string_view n
   Args k = queue_keys(keys, name);
   check_positive("--count", count);
   Reply r = eval(conn, lua::kQueuePeek, k, {std::to_string(count)});
-  return messages_from(array_of(r, "queue_peek"), 0);
+  return decode_messages(r.get(), "queue_peek");
 }
 
 std::vector<Message> dead(Connection& conn, const Keys& keys, std::string_view name,
@@ -198,7 +192,7 @@ std::vector<Message> dead(Connection& conn, const Keys& keys, std::string_view n
   Args k = queue_keys(keys, name);
   check_positive("--count", count);
   Reply r = eval(conn, lua::kQueueDead, k, {std::to_string(offset), std::to_string(count)});
-  return messages_from(array_of(r, "queue_dead"), 0);
+  return decode_messages(r.get(), "queue_dead");
 }
 
 std::int64_t replay(Connection& conn, const Keys& keys, std::string_view name,
@@ -231,6 +225,25 @@ std::int64_t purge(Connection& conn, const Keys& keys, std::string_view name, bo
     total += n;
     if (n < kChunk) return total;
   }
+}
+
+std::int64_t decode_pop(const redisReply* r, std::vector<Message>& messages) {
+  const redisReply* arr = array_of(r, "queue_pop");
+  if (arr->elements < 1) throw Error(kServer, "unexpected reply from the queue_pop script");
+  std::int64_t next_ms = reply_integer(arr->element[0]);
+  messages = messages_from(arr, 1);
+  return next_ms;
+}
+
+std::vector<Message> decode_messages(const redisReply* r, std::string_view script) {
+  return messages_from(array_of(r, script), 0);
+}
+
+Stats decode_stats(const redisReply* r) {
+  const redisReply* arr = array_of(r, "queue_stats");
+  if (arr->elements != 4) throw Error(kServer, "unexpected reply from the queue_stats script");
+  return {reply_integer(arr->element[0]), reply_integer(arr->element[1]),
+          reply_integer(arr->element[2]), reply_integer(arr->element[3])};
 }
 
 }  // namespace rcoord::queue

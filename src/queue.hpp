@@ -109,4 +109,12 @@ std::int64_t replay(Connection& conn, const Keys& keys, std::string_view name,
 /// those in flight. Returns how many.
 std::int64_t purge(Connection& conn, const Keys& keys, std::string_view name, bool dead_only);
 
+// Pure decoders of the scripts' replies (no I/O), for tests and fuzzing. All throw
+// Error(kServer) for a reply of another shape.
+/// queue_pop's reply: returns when the next message is due (ms; 0: now), fills `messages`.
+std::int64_t decode_pop(const redisReply* r, std::vector<Message>& messages);
+/// A list of messages (queue_peek, queue_dead); `script` names it in errors.
+std::vector<Message> decode_messages(const redisReply* r, std::string_view script);
+Stats decode_stats(const redisReply* r);
+
 }  // namespace rcoord::queue

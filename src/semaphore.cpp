@@ -77,13 +77,9 @@ Taken take(Connection& conn, const Keys& keys, std::string_view name, const Take
   for (;;) {
     Reply r = eval_taking(conn, lua::kSemTake, k, args, [&] { release(conn, keys, name, token); });
     result.waited_ms = since(start).count();
-    result.holders = element(r.get(), 1);
-    result.in_use = element(r.get(), 2);
-    result.ahead = element(r.get(), 3);
-    if (element(r.get(), 0) == 1) {
-      result.acquired = true;
+    decode_take(r.get(), result);
+    if (result.acquired) {
       result.token = token;
-      result.permits = element(r.get(), 4);  // a holder taking again keeps what it holds
       result.ttl_ms = opts.ttl.count();
       return result;
     }
@@ -119,11 +115,25 @@ bool refresh(Connection& conn, const Keys& keys, std::string_view name, std::str
 Status status(Connection& conn, const Keys& keys, std::string_view name) {
   check_name("semaphore", name);
   Reply r = eval(conn, lua::kSemStatus, sem_keys(keys, name), {});
+  Status s = decode_status(r.get());
+  s.name = std::string(name);
+  return s;
+}
+
+void decode_take(const redisReply* r, Taken& out) {
+  out.holders = element(r, 1);
+  out.in_use = element(r, 2);
+  out.ahead = element(r, 3);
+  out.acquired = element(r, 0) == 1;
+  // A holder taking again keeps what it holds.
+  if (out.acquired) out.permits = element(r, 4);
+}
+
+Status decode_status(const redisReply* r) {
   if (r->type != REDIS_REPLY_ARRAY || r->elements < 3 || (r->elements - 3) % 3 != 0) {
     throw Error(kServer, "unexpected reply from the sem_status script");
   }
   Status s;
-  s.name = std::string(name);
   s.limit = reply_integer(r->element[0]);
   s.in_use = reply_integer(r->element[1]);
   s.waiting = reply_integer(r->element[2]);

@@ -68,4 +68,11 @@ struct Status {
 };
 Status status(Connection& conn, const Keys& keys, std::string_view name);
 
+// Pure decoders of the scripts' replies (no I/O), for tests and fuzzing. Both throw
+// Error(kServer) for a reply of another shape.
+/// One answer of sem_take: fills acquired, holders, in_use, ahead and, if acquired, permits.
+void decode_take(const redisReply* r, Taken& out);
+/// The answer of sem_status: everything but the name.
+Status decode_status(const redisReply* r);
+
 }  // namespace rcoord::semaphore

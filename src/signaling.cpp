@@ -115,6 +115,7 @@ Waited wait(Connection& conn, const Keys& keys, const std::vector<std::string>& 
   std::string how_long =
       opts.timeout ? std::to_string(opts.timeout->count()) : std::string("forever");
   std::vector<Args> leave;
+  leave.reserve(listening.size());
   for (const auto& l : listening) leave.push_back({"ZREM", l.registry, id});
 
   auto satisfied = [&] {

@@ -40,7 +40,8 @@ class TerminalHandover {
  private:
   static void set_foreground(pid_t group) {
     // A background group calling tcsetpgrp gets SIGTTOU unless it blocks it.
-    sigset_t ttou, old;
+    sigset_t ttou;
+    sigset_t old;
     sigemptyset(&ttou);
     sigaddset(&ttou, SIGTTOU);
     sigprocmask(SIG_BLOCK, &ttou, &old);

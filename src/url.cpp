@@ -130,18 +130,42 @@ std::string Endpoint::describe() const {
 std::string mask_url(std::string_view url) {
   auto scheme_end = url.find("://");
   if (scheme_end == std::string_view::npos) return std::string(url);
-  auto authority_start = scheme_end + 3;
-  auto at = url.find('@', authority_start);
-  auto slash = url.find('/', authority_start);
-  if (at == std::string_view::npos || (slash != std::string_view::npos && slash < at)) {
-    return std::string(url);
+  std::size_t start = scheme_end + 3;
+  std::string_view rest = url.substr(start);
+  auto query = rest.find('?');
+  std::string_view head = rest.substr(0, query);
+  // Find the '@' that ends the credentials exactly as parse_url does, so that whatever it
+  // reads as the password is what gets hidden.
+  std::size_t at = std::string_view::npos;
+  if (url.substr(0, scheme_end) == "unix") {
+    at = head.find('@');
+    if (at != std::string_view::npos && head.find('/') < at) at = std::string_view::npos;
+  } else {
+    at = head.substr(0, head.find('/')).rfind('@');
   }
-  std::string_view info = url.substr(authority_start, at - authority_start);
-  auto colon = info.find(':');
-  std::string masked = colon == std::string_view::npos
-                           ? std::string("****")
-                           : std::string(info.substr(0, colon)) + ":****";
-  return std::string(url.substr(0, authority_start)) + masked + std::string(url.substr(at));
+  std::string out(url.substr(0, start));
+  if (at == std::string_view::npos) {
+    out += head;
+  } else {
+    std::string_view info = head.substr(0, at);
+    auto colon = info.find(':');
+    out += colon == std::string_view::npos ? std::string("****")
+                                           : std::string(info.substr(0, colon)) + ":****";
+    out += head.substr(at);
+  }
+  if (query == std::string_view::npos) return out;
+  // ?password=... is a password too.
+  std::string_view params = rest.substr(query + 1);
+  out += '?';
+  for (bool first = true; !params.empty() || first; first = false) {
+    auto amp = params.find('&');
+    std::string_view pair = params.substr(0, amp);
+    params = amp == std::string_view::npos ? std::string_view{} : params.substr(amp + 1);
+    if (!first) out += '&';
+    out += pair.substr(0, 9) == "password=" ? std::string("password=****") : std::string(pair);
+    if (amp == std::string_view::npos) break;
+  }
+  return out;
 }
 
 std::pair<std::string, int> parse_address(std::string_view text, std::string_view what) {
