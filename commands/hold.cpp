@@ -4,6 +4,7 @@ namespace rcoord::cmd {
 
 void give_back_quietly(Context& ctx, const Holding& held) {
   signals::Uninterruptible quiet;
+  ReplicaWaitSuspended no_wait(ctx.conn());
   try {
     held.give_back();
   } catch (const Error& e) {

@@ -145,6 +145,22 @@ class Connection {
   int wait_replicas_ = 0;
 };
 
+/// While alive, `conn` does not wait for replica acknowledgements. For giving back what a
+/// verb took: a release that a failover loses only leaves a lease to expire by its TTL.
+class ReplicaWaitSuspended {
+ public:
+  explicit ReplicaWaitSuspended(Connection& conn) : conn_(conn), saved_(conn.wait_replicas()) {
+    conn_.set_wait_replicas(0);
+  }
+  ~ReplicaWaitSuspended() { conn_.set_wait_replicas(saved_); }
+  ReplicaWaitSuspended(const ReplicaWaitSuspended&) = delete;
+  ReplicaWaitSuspended& operator=(const ReplicaWaitSuspended&) = delete;
+
+ private:
+  Connection& conn_;
+  int saved_;
+};
+
 /// Appends one command in RESP form (`*N` then `$len` bulk strings) to `out`.
 void append_command(std::string& out, const Args& args);
 

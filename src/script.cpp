@@ -77,14 +77,12 @@ Reply eval_taking(Connection& conn, const Script& script, const Args& keys, cons
   try {
     return eval(conn, script, keys, args);
   } catch (const ReplicaShortfall&) {
-    int wanted = conn.wait_replicas();
-    conn.set_wait_replicas(0);
+    ReplicaWaitSuspended no_wait(conn);
     try {
       give_back();
     } catch (const Error&) {
       // Best effort: the lease still ends by its TTL.
     }
-    conn.set_wait_replicas(wanted);
     throw;
   }
 }
