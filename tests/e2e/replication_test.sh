@@ -44,7 +44,9 @@ expect 2 "$RCOORD" --sentinel "127.0.0.1" --sentinel-master main-db lock status 
 pass "an unknown master is exit 3; a missing --sentinel-master or port is exit 2"
 
 # --- forced failover -------------------------------------------------------------------------
-redis-cli -p "$sentinel_port" sentinel failover main-db >/dev/null
+# The sentinel refuses (NOGOODSLAVE) until it has fresh facts about the replica: ask again.
+failover() { redis-cli -p "$sentinel_port" sentinel failover main-db | grep -qx OK; }
+wait_until 30 failover || fail "the sentinel refused the failover"
 wait_until 30 bash -c \
   "redis-cli -p $sentinel_port sentinel get-master-addr-by-name main-db | grep -qx $r_PORT" ||
   fail "the failover did not happen"
