@@ -18,6 +18,12 @@ const char* env(const char* name) {
   return (v != nullptr && *v != '\0') ? v : nullptr;
 }
 
+// $RCOORD_PASSWORD, else redis-cli's $REDISCLI_AUTH, else nullptr.
+const char* env_password() {
+  const char* p = env("RCOORD_PASSWORD");
+  return p != nullptr ? p : env("REDISCLI_AUTH");
+}
+
 std::string first_line(std::string text) {
   auto nl = text.find_first_of("\r\n");
   if (nl != std::string::npos) text.resize(nl);
@@ -203,11 +209,13 @@ void Context::resolve() {
 }
 
 void Context::resolve_output() {
-  if (given("json")) {
-    settings_.format = Format::kJson;
-  } else if (given("output")) {
+  auto json_in_config = [&] {
+    auto j = from_config("json");
+    return j && parse_bool("json", *j);
+  };
+  if (given("output") && !given("json")) {
     settings_.format = opts.output == "json" ? Format::kJson : Format::kText;
-  } else if (auto j = from_config("json"); j && parse_bool("json", *j)) {
+  } else if (given("json") || json_in_config()) {
     settings_.format = Format::kJson;
   } else if (auto o = from_config("output")) {
     if (*o != "text" && *o != "json") {
@@ -276,10 +284,8 @@ void Context::resolve_endpoint() {
     ep.password = read_password_file(opts.password_file);
   } else if (url_tier == kCli && url_password) {
     ep.password = url_password;
-  } else if (const char* p = env("RCOORD_PASSWORD")) {
+  } else if (const char* p = env_password()) {
     ep.password = p;
-  } else if (const char* a = env("REDISCLI_AUTH")) {
-    ep.password = a;
   } else if (url_tier == kEnv && url_password) {
     ep.password = url_password;
   } else if (auto f = from_config("password-file")) {
@@ -297,8 +303,7 @@ void Context::resolve_endpoint() {
 std::optional<std::string> Context::global_password() const {
   if (given("password")) return opts.password;
   if (given("password-file")) return read_password_file(opts.password_file);
-  if (const char* p = env("RCOORD_PASSWORD")) return std::string(p);
-  if (const char* a = env("REDISCLI_AUTH")) return std::string(a);
+  if (const char* p = env_password()) return std::string(p);
   if (auto f = from_config("password-file")) return read_password_file(*f);
   return std::nullopt;
 }

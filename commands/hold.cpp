@@ -8,15 +8,15 @@ void give_back_quietly(Context& ctx, const Holding& held) {
   try {
     held.give_back();
   } catch (const Error& e) {
-    ctx.out().warn(fmt::format("rcoord: could not give back {}: {} (it expires by its TTL)",
-                               held.what, e.what()));
+    Printer::warn(fmt::format("rcoord: could not give back {}: {} (it expires by its TTL)",
+                              held.what, e.what()));
   }
 }
 
 int run_supervised(Context& ctx, const Holding& held, const SuperviseOptions& opts, Lease& lease) {
   SuperviseResult result = supervise(opts, lease);
   if (result.lost) {
-    ctx.out().warn(
+    Printer::warn(
         fmt::format("rcoord: {} was lost while the command ran: {} (the command was "
                     "terminated)",
                     held.what, result.lost_reason));

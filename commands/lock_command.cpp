@@ -195,7 +195,7 @@ int run_run(Context& ctx, const LockArgs& a) {
 }
 
 template <typename Fn>
-void on_parse(CLI::App* verb, Context& ctx, std::shared_ptr<LockArgs> args, Fn fn) {
+void on_parse(CLI::App* verb, Context& ctx, const std::shared_ptr<LockArgs>& args, Fn fn) {
   verb->callback([&ctx, args, fn] { ctx.action = [&ctx, args, fn] { return fn(ctx, *args); }; });
 }
 

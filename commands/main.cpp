@@ -229,7 +229,7 @@ int run(int argc, char** argv) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     std::string nearest = suggestion(app, argc, argv);
     rcoord::Error usage(rcoord::kUsage, nearest.empty() ? e.what() : nearest, help_hint(app));
-    ctx.out().error(usage);
+    rcoord::Printer::error(usage);
     return rcoord::kUsage;
   }
 
@@ -237,14 +237,14 @@ int run(int argc, char** argv) {
     ctx.resolve();
     return ctx.action();
   } catch (const rcoord::Error& e) {
-    ctx.out().error(e);
+    rcoord::Printer::error(e);
     if (e.code() == rcoord::kInterrupted && rcoord::signals::pending() != 0) {
       return 128 + rcoord::signals::pending();
     }
     return e.code();
   } catch (const std::exception& e) {
-    ctx.out().error(rcoord::Error(rcoord::kServer, std::string("internal error: ") + e.what(),
-                                  "please report this"));
+    rcoord::Printer::error(rcoord::Error(
+        rcoord::kServer, std::string("internal error: ") + e.what(), "please report this"));
     return rcoord::kServer;
   }
 }

@@ -409,7 +409,7 @@ void settle(Context& ctx, const QueueArgs& a, const queue::Message& m, int exit_
   signals::Uninterruptible quiet;
   if (exit_code == 0) {
     if (!queue::ack(ctx.conn(), ctx.keys(), a.name, m.id, m.attempt)) {
-      ctx.out().warn(fmt::format(
+      Printer::warn(fmt::format(
           "rcoord: message {} of queue '{}' was handled, but its lease was gone before the ack "
           "(it will be delivered again)",
           m.id, a.name));
@@ -479,7 +479,7 @@ int run_consume(Context& ctx, const QueueArgs& a) {
     ++handled;
     last_code = result.exit_code;
     if (result.lost) {
-      ctx.out().warn(fmt::format(
+      Printer::warn(fmt::format(
           "rcoord: the lease on message {} of queue '{}' was lost while the command ran: {} "
           "(the command was terminated; the message will be delivered again)",
           m.id, a.name, result.lost_reason));

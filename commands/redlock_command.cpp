@@ -75,7 +75,7 @@ constexpr Millis kDefaultTtl{30'000};
 
 redlock::Redlock make(const Context& ctx, Millis ttl) {
   const Settings& s = ctx.settings();
-  return redlock::Redlock(s.endpoints, redlock::node_timeout(s.timeout, ttl), ctx.keys());
+  return {s.endpoints, redlock::node_timeout(s.timeout, ttl), ctx.keys()};
 }
 
 void note_busy(Context& ctx, const redlock::Acquired& r) {

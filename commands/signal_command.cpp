@@ -109,7 +109,7 @@ int run_wait(Context& ctx, const SignalArgs& a) {
   signals::install();
   auto r = signaling::wait(ctx.conn(), ctx.keys(), a.channels, opts);
   for (const auto& channel : r.dropped) {
-    ctx.out().warn(fmt::format(
+    Printer::warn(fmt::format(
         "rcoord: a --one message on '{}' came after this waiter was done, and nobody else "
         "waited to take it over",
         channel));

@@ -34,7 +34,7 @@ bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
-std::string error_text(const redisReply* r) { return std::string(r->str, r->len); }
+std::string error_text(const redisReply* r) { return {r->str, r->len}; }
 
 bool is_auth_error(std::string_view msg) {
   // Redis answers a long command from an unauthenticated client with a protocol error
@@ -408,7 +408,9 @@ void Connection::start_tls(Clock::time_point deadline) {
     int rc = SSL_connect(tls_);
     if (rc == 1) return;
     int err = SSL_get_error(tls_, rc);
-    short wait = err == SSL_ERROR_WANT_READ ? POLLIN : err == SSL_ERROR_WANT_WRITE ? POLLOUT : 0;
+    short wait = 0;
+    if (err == SSL_ERROR_WANT_READ) wait = POLLIN;
+    if (err == SSL_ERROR_WANT_WRITE) wait = POLLOUT;
     if (wait == 0) {
       long verified = SSL_get_verify_result(tls_);
       if (verified != X509_V_OK) {

@@ -105,7 +105,7 @@ Finding check_replication(Connection& conn) {
                         field(fields, "master_host"), field(fields, "master_port")),
             "point --url at the master (or use --sentinel)"};
   }
-  int replicas = std::atoi(field(fields, "connected_slaves").c_str());
+  auto replicas = std::strtol(field(fields, "connected_slaves").c_str(), nullptr, 10);
   if (replicas == 0) {
     return {"replication", true,
             "no replicas: nothing is lost to a failover, but the server is a single point of "
@@ -113,11 +113,11 @@ Finding check_replication(Connection& conn) {
             ""};
   }
   std::string lagging;
-  for (int i = 0; i < replicas; ++i) {
+  for (long i = 0; i < replicas; ++i) {
     // slaveN:ip=...,port=...,state=online,offset=...,lag=0
     std::string line = field(fields, fmt::format("slave{}", i));
     auto at = line.find("lag=");
-    long lag = at == std::string::npos ? -1 : std::atol(line.c_str() + at + 4);
+    long lag = at == std::string::npos ? -1 : std::strtol(line.c_str() + at + 4, nullptr, 10);
     bool online = line.find("state=online") != std::string::npos;
     if (!online || lag > 1) lagging += fmt::format(" [{}]", line);
   }

@@ -61,10 +61,13 @@ int count_answered(const std::vector<NodeResult<T>>& results) {
 
 // An error other than "this node did not answer" (a usage or server error) is the caller's
 // to see: the first such one, if any.
+// Throws a copy of an error a node's call stored (a fresh temporary, as throw expects).
+[[noreturn]] void rethrow(const Error& e) { throw Error(e.code(), e.what(), e.hint()); }
+
 template <typename T>
 void rethrow_hard_error(const std::vector<NodeResult<T>>& results) {
   for (const auto& r : results) {
-    if (r.error && r.error->code() != kConnection) throw *r.error;
+    if (r.error && r.error->code() != kConnection) rethrow(*r.error);
   }
 }
 
@@ -81,10 +84,10 @@ Error no_quorum(const std::vector<Connection>& conns, const std::vector<NodeResu
     }
   }
   int n = static_cast<int>(conns.size());
-  return Error(
+  return {
       kConnection,
       fmt::format("only {} of {} Redis nodes answered; Redlock needs {}", answered, n, n / 2 + 1),
-      fmt::format("bring the nodes back or check --url; first failure: {}", first));
+      fmt::format("bring the nodes back or check --url; first failure: {}", first)};
 }
 
 template <typename T>
@@ -205,7 +208,7 @@ Acquired Redlock::acquire(std::string_view name, const lock::AcquireOptions& opt
     Attempt a = try_once(name, token, opts.ttl);
     result.lock.waited_ms = since(start).count();
     result.votes.acquired_on = a.granted;
-    if (a.failure) throw *a.failure;
+    if (a.failure) rethrow(*a.failure);
     if (a.acquired) {
       result.lock.acquired = true;
       result.lock.token = token;

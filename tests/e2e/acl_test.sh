@@ -32,7 +32,8 @@ for algo in gcra token-bucket sliding-window fixed-window; do
   expect 0 "${R[@]}" limit status "acl-$algo" --rate 5/s --algo "$algo"
 done
 expect 0 "${R[@]}" limit wait acl-wait --rate 5/s
-expect 0 "${R[@]}" limit reset acl-gcra
+expect 0 "${R[@]}" limit check acl-reset --rate 1/h
+expect 0 "${R[@]}" limit reset acl-reset
 expect 0 "${R[@]}" bloom reserve acl-bloom --capacity 1000 --error-rate 0.01
 expect 0 "${R[@]}" -q bloom add acl-bloom a b c
 expect 0 "${R[@]}" -q bloom test acl-bloom a b
