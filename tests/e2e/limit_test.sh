@@ -135,9 +135,12 @@ expect 0 "$RCOORD" --prefix app: limit check lay --rate 10/h
 assert_eq "$(redis-cli -p "$R_PORT" HGET 'app:{limit:lay}' algo)" gcra
 ttl=$(redis-cli -p "$R_PORT" PTTL 'app:{limit:lay}')
 [ "$ttl" -gt 0 ] && [ "$ttl" -le 360002 ] || fail "state TTL $ttl"
-gone() { [ "$(redis-cli -p "$R_PORT" EXISTS 'rcoord:{limit:lay}' 'rcoord:{limit:lay}:log' 'app:{limit:lay}')" = 0 ]; }
+# idle state expires by itself once the limit is full again (1 s at 1/s)
+expect 0 "$RCOORD" limit check idle --rate 1/s --algo sliding-window
+expect 0 "$RCOORD" --prefix app: limit check idle --rate 1/s
+gone() { [ "$(redis-cli -p "$R_PORT" EXISTS 'rcoord:{limit:idle}' 'rcoord:{limit:idle}:log' 'app:{limit:idle}')" = 0 ]; }
 gone && fail "the state is gone too early"
-wait_until 3 gone || fail "idle state did not expire"
+wait_until 5 gone || fail "idle state did not expire"
 pass "keys are <prefix>{limit:KEY} (+ :log) and expire by themselves when idle"
 
 # Redis unreachable: exit 3
