@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 
 #include "errors.hpp"
 
@@ -236,7 +237,8 @@ void Context::resolve_endpoint() {
     return;
   }
   // Which tier the URL came from decides how its password ranks against the others.
-  enum Tier { kCli, kEnv, kConfig, kDefault } url_tier = kDefault;
+  enum Tier { kCli, kEnv, kConfig, kDefault };
+  Tier url_tier = kDefault;
   std::string url = "redis://127.0.0.1:6379";
   if (!opts.urls.empty()) {
     url = opts.urls.front();
@@ -276,22 +278,33 @@ void Context::resolve_endpoint() {
   if (auto d = cli_or_config("db", std::to_string(opts.db))) ep.db = parse_int("db", *d, 1'000'000);
   if (auto u = cli_or_config("user", opts.user)) ep.user = *u;
 
-  // Password: command line, then environment, then config file; a password-only setting
-  // outranks the password inside a URL of the same tier.
-  if (given("password")) {
-    ep.password = opts.password;
-  } else if (given("password-file")) {
-    ep.password = read_password_file(opts.password_file);
-  } else if (url_tier == kCli && url_password) {
-    ep.password = url_password;
-  } else if (const char* p = env_password()) {
-    ep.password = p;
-  } else if (url_tier == kEnv && url_password) {
-    ep.password = url_password;
-  } else if (auto f = from_config("password-file")) {
-    ep.password = read_password_file(*f);
-  } else {
-    ep.password = url_password;
+  // Password: command line, then environment, then config file; a password given on its
+  // own outranks the password inside a URL of the same tier. Each source is only read
+  // (a file opened) when no earlier one gave a password.
+  using Source = std::function<std::optional<std::string>()>;
+  auto url_of = [&](Tier tier) -> Source {
+    return [&, tier] { return url_tier == tier ? url_password : std::nullopt; };
+  };
+  const Source sources[] = {
+      [&]() -> std::optional<std::string> {
+        if (given("password")) return opts.password;
+        if (given("password-file")) return read_password_file(opts.password_file);
+        return std::nullopt;
+      },
+      url_of(kCli),
+      []() -> std::optional<std::string> {
+        const char* p = env_password();
+        return p != nullptr ? std::optional<std::string>(p) : std::nullopt;
+      },
+      url_of(kEnv),
+      [&]() -> std::optional<std::string> {
+        auto f = from_config("password-file");
+        return f ? std::optional<std::string>(read_password_file(*f)) : std::nullopt;
+      },
+      [&] { return url_password; },  // the config file's URL, or a default without one
+  };
+  for (const auto& source : sources) {
+    if ((ep.password = source())) break;
   }
   resolve_tls(ep);
   resolve_sentinel(ep);
