@@ -185,7 +185,10 @@ assert_eq "$OUT" $'ready: 1\ndelayed: 0\nin_flight: 0\ndead: 0'
 "$RCOORD" queue consume idle -- cat &
 consumer=$!
 track $consumer
-sleep 0.3
+# SIGTERM once it waits (a sanitized start-up on a busy machine can take longer than any
+# fixed sleep, and a signal before rcoord's handlers exist would kill it outright).
+wait_until 20 bash -c "redis-cli -p $R_PORT client list | grep -q 'cmd=blmove'" ||
+  fail "idle consume never started waiting"
 start=$(now_ms)
 kill -TERM $consumer
 wait $consumer || fail "idle consume did not exit 0 on SIGTERM"

@@ -51,17 +51,17 @@ pass "--wait runs after the release (${took}ms)"
 
 # renewal: a 1.5s lease outlives itself while the command runs, and is gone after
 # (the margins allow for a loaded machine running a sanitizer build)
-"$RCOORD" lock run renew --ttl 1500ms -- sleep 4 &
+"$RCOORD" lock run renew --ttl 2s -- sleep 5 &
 runner=$!
 track $runner
 wait_until 3 "$RCOORD" lock status renew || fail "run never took the lock"
-sleep 2
+sleep 2.5
 expect 1 "$RCOORD" lock acquire renew
-sleep 1
+sleep 1.5
 expect 1 "$RCOORD" lock acquire renew
 wait $runner
 expect 1 "$RCOORD" lock status renew
-pass "renewal keeps a 1.5s lease alive for 4s, released at the end"
+pass "renewal keeps a 2s lease alive for 5s, released at the end"
 
 # --min-hold keeps the lock after a quick command, by its TTL
 expect 0 "$RCOORD" lock run cron --min-hold 3s -- true
