@@ -36,8 +36,15 @@ std::int64_t time_ping(Connection& conn) {
   return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count();
 }
 
+// The server's version in an INFO server reply: valkey_version, else redis_version.
+std::string version_in(std::string_view info) {
+  std::string version = info_field(info, "valkey_version");
+  return version.empty() ? info_field(info, "redis_version") : version;
+}
+
 // Connects to `ep` and times a PING; a node that does not answer gets rtt -1 and the reason.
-Node probe(const Endpoint& ep, std::string role, Millis timeout) {
+// With `version`, the server's version is read on the same connection.
+Node probe(const Endpoint& ep, std::string role, Millis timeout, std::string* version = nullptr) {
   Node n;
   n.address = ep.describe();
   n.role = std::move(role);
@@ -45,6 +52,9 @@ Node probe(const Endpoint& ep, std::string role, Millis timeout) {
     Connection conn(ep, timeout);
     conn.ensure_connected();
     n.rtt_us = time_ping(conn);
+    if (version != nullptr) {
+      *version = version_in(reply_string(conn.command({"INFO", "server"}).get()));
+    }
   } catch (const Error& e) {
     n.rtt_us = -1;
     n.error = e.what();
@@ -54,13 +64,6 @@ Node probe(const Endpoint& ep, std::string role, Millis timeout) {
 
 }  // namespace
 
-std::string version_of(Connection& conn) {
-  Reply info = conn.command({"INFO", "server"});
-  std::string text = reply_string(info.get());
-  std::string version = info_field(text, "valkey_version");
-  return version.empty() ? info_field(text, "redis_version") : version;
-}
-
 Ping ping(Connection& conn) {
   conn.ensure_connected();
   Ping p;
@@ -68,8 +71,7 @@ Ping ping(Connection& conn) {
   Reply info = conn.command({"INFO", "server"});
   std::string text = reply_string(info.get());
   p.url = conn.endpoint().describe();
-  p.version = info_field(text, "valkey_version");
-  if (p.version.empty()) p.version = info_field(text, "redis_version");
+  p.version = version_in(text);
   p.mode = info_field(text, "redis_mode");
   if (p.mode.empty()) p.mode = "standalone";
   if (p.mode == "cluster") {
@@ -98,15 +100,11 @@ Ping ping_nodes(const std::vector<Endpoint>& endpoints, Millis timeout) {
   p.mode = "redlock";
   std::size_t answered = 0;
   for (const auto& ep : endpoints) {
-    Node n = probe(ep, "node", timeout);
-    if (n.rtt_us >= 0) {
-      ++answered;
-      if (p.version.empty()) {
-        Connection conn(ep, timeout);
-        p.version = version_of(conn);
-        p.url = n.address;
-        p.rtt_us = n.rtt_us;
-      }
+    // The first node that answers is the one the summary lines describe.
+    Node n = probe(ep, "node", timeout, answered == 0 ? &p.version : nullptr);
+    if (n.rtt_us >= 0 && answered++ == 0) {
+      p.url = n.address;
+      p.rtt_us = n.rtt_us;
     }
     p.nodes.push_back(std::move(n));
   }

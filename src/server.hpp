@@ -33,7 +33,4 @@ Ping ping(Connection& conn);
 /// Error(kConnection) only when none answers.
 Ping ping_nodes(const std::vector<Endpoint>& endpoints, Millis timeout);
 
-/// `INFO server` field of one server: the version, or "".
-std::string version_of(Connection& conn);
-
 }  // namespace rcoord::server
