@@ -15,7 +15,7 @@ restart_empty() {
     --logfile "$dir/redis.log" &
   R_PID=$!
   _redis_pids+=("$R_PID")
-  wait_until 5 redis-cli -p "$R_PORT" ping || fail "redis did not restart"
+  wait_until 5 _is_server_on_port "$R_PID" "$R_PORT" || fail "redis did not restart"
 }
 
 for verb in "lock run held --ttl 1500ms" "sem run held --limit 2 --ttl 1500ms" \

@@ -28,7 +28,9 @@ track() { _bg_pids+=("$1"); }
 # now_ms: monotonic-enough wall time in milliseconds.
 now_ms() { date +%s%3N; }
 
-# start_redis NAME [extra redis-server args...]: sets ${NAME}_PORT, ${NAME}_PID, ${NAME}_URL.
+# start_redis NAME [extra redis-server args...]: sets ${NAME}_PORT, ${NAME}_PID, ${NAME}_URL
+# and ${NAME}_SOCK. An extra argument written @PORT2@ becomes a second port (for --tls-port),
+# picked afresh with every attempt and kept in ${NAME}_PORT2.
 # With RCOORD_TEST_CLUSTER=1, a plain `start_redis NAME` (no extra args) starts a 3-master
 # cluster instead (start_cluster), so a test that only talks through rcoord runs on both.
 start_redis() {
@@ -38,41 +40,94 @@ start_redis() {
     start_cluster "$name"
     return
   fi
-  local attempt port pid dir
+  local attempt port port2 pid dir arg args
   for attempt in 1 2 3 4 5 6 7 8 9 10; do
-    port=$((20000 + RANDOM % 40000))
+    port=$(_server_port)
+    port2=$(_server_port)
+    [ "$port2" != "$port" ] || continue
+    args=()
+    for arg in "$@"; do args+=("${arg//@PORT2@/$port2}"); done
     dir="$TEST_TMP/redis-$name-$port"
     mkdir -p "$dir"
     redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" \
-      --unixsocket "$dir/redis.sock" --logfile "$dir/redis.log" "$@" &
+      --unixsocket "$dir/redis.sock" --logfile "$dir/redis.log" "${args[@]}" &
     pid=$!
-    local i
-    for i in $(seq 1 100); do
-      if ! kill -0 "$pid" 2>/dev/null; then break; fi
-      if redis-cli -p "$port" ping 2>/dev/null | grep -q PONG; then
-        _redis_pids+=("$pid")
-        printf -v "${name}_PORT" '%s' "$port"
-        printf -v "${name}_PID" '%s' "$pid"
-        printf -v "${name}_URL" '%s' "redis://127.0.0.1:$port"
-        printf -v "${name}_SOCK" '%s' "$dir/redis.sock"
-        return 0
-      fi
-      # NOAUTH also means it is up (requirepass given in the extra args)
-      if redis-cli -p "$port" ping 2>&1 | grep -q NOAUTH; then
-        _redis_pids+=("$pid")
-        printf -v "${name}_PORT" '%s' "$port"
-        printf -v "${name}_PID" '%s' "$pid"
-        printf -v "${name}_URL" '%s' "redis://127.0.0.1:$port"
-        printf -v "${name}_SOCK" '%s' "$dir/redis.sock"
-        return 0
-      fi
-      sleep 0.02
-    done
+    # Ready when our own server answers on its own unix socket: Redis creates the socket
+    # only after every TCP and TLS port is bound, and a server of another test that owns
+    # the same port cannot answer there. NOAUTH also means it is up (requirepass given).
+    if _await_server "$pid" _answers_on_socket "$pid" "$dir/redis.sock"; then
+      _redis_pids+=("$pid")
+      printf -v "${name}_PORT" '%s' "$port"
+      printf -v "${name}_PORT2" '%s' "$port2"
+      printf -v "${name}_PID" '%s' "$pid"
+      printf -v "${name}_URL" '%s' "redis://127.0.0.1:$port"
+      printf -v "${name}_SOCK" '%s' "$dir/redis.sock"
+      return 0
+    fi
     kill -9 "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
   done
-  fail "cannot start redis-server"
+  fail "cannot start redis-server (10 attempts); last log: $(tail -n 3 "$dir/redis.log" 2>/dev/null | tr '\n' ' ')"
 }
+
+# _await_server PID CHECK...: waits up to 5 s for CHECK to succeed; gives up at once when the
+# server PID has exited (a port taken: it failed to bind).
+_await_server() {
+  local pid=$1 deadline=$(($(now_ms) + 5000))
+  shift
+  until "$@" >/dev/null 2>&1; do
+    kill -0 "$pid" 2>/dev/null || return 1
+    [ "$(now_ms)" -lt "$deadline" ] || return 1
+    sleep 0.02
+  done
+}
+
+# _answers_on_socket PID SOCKET: the server answers PING (or NOAUTH) on its own SOCKET.
+_answers_on_socket() {
+  [ -S "$2" ] || return 1
+  redis-cli -s "$2" ping 2>&1 | grep -qE 'PONG|NOAUTH'
+}
+
+# start_sentinel NAME MASTER_NAME MASTER_PORT: one Sentinel monitoring the master on
+# MASTER_PORT (quorum 1, down after 2 s); sets ${NAME}_PORT and ${NAME}_PID. Ready when the
+# process that answers on the port is ours.
+start_sentinel() {
+  local name=$1 master=$2 master_port=$3 attempt port pid dir
+  for attempt in 1 2 3 4 5 6 7 8 9 10; do
+    port=$(_server_port)
+    dir="$TEST_TMP/sentinel-$name-$port"
+    mkdir -p "$dir"
+    cat >"$dir/sentinel.conf" <<CONF
+port $port
+bind 127.0.0.1
+dir $dir
+sentinel monitor $master 127.0.0.1 $master_port 1
+sentinel down-after-milliseconds $master 2000
+sentinel failover-timeout $master 10000
+CONF
+    redis-server "$dir/sentinel.conf" --sentinel --logfile "$dir/log" &
+    pid=$!
+    if _await_server "$pid" _is_server_on_port "$pid" "$port"; then
+      _redis_pids+=("$pid")
+      printf -v "${name}_PORT" '%s' "$port"
+      printf -v "${name}_PID" '%s' "$pid"
+      return 0
+    fi
+    kill -9 "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  fail "cannot start redis-sentinel (10 attempts); last log: $(tail -n 3 "$dir/log" 2>/dev/null | tr '\n' ' ')"
+}
+
+# _is_server_on_port PID PORT: the server answering on PORT is the process PID.
+_is_server_on_port() {
+  redis-cli -p "$2" info server 2>/dev/null | tr -d '\r' | grep -qx "process_id:$1"
+}
+
+# Test servers listen on 20000-52767 (a cluster node also on its port + 10000, below 65536);
+# free_port (a port nothing listens on) stays below 20000, so a server another test starts
+# meanwhile can never take a port a test expects to be dead.
+_server_port() { echo $((20000 + RANDOM)); }
 
 # start_cluster NAME: a Redis Cluster of 3 masters (no replicas) on loopback, every slot
 # assigned and every node agreeing. Sets ${NAME}_PORTS (space-separated), ${NAME}_PORT and
@@ -124,11 +179,11 @@ alive() {
   [ -n "$state" ] && [ "$state" != Z ]
 }
 
-# A port nothing listens on.
+# A port nothing listens on, below the range of test servers.
 free_port() {
   local port
   while :; do
-    port=$((20000 + RANDOM % 40000))
+    port=$((10000 + RANDOM % 10000))
     if ! (echo > "/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
       echo "$port"
       return

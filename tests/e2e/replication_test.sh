@@ -9,20 +9,8 @@ start_redis r --replicaof 127.0.0.1 "$m_PORT"
 wait_until 10 bash -c "redis-cli -p $r_PORT info replication | grep -q 'master_link_status:up'" ||
   fail "replica never synced"
 
-sentinel_port=$(free_port)
-sentinel_dir="$TEST_TMP/sentinel"
-mkdir -p "$sentinel_dir"
-cat >"$sentinel_dir/sentinel.conf" <<CONF
-port $sentinel_port
-bind 127.0.0.1
-dir $sentinel_dir
-sentinel monitor main-db 127.0.0.1 $m_PORT 1
-sentinel down-after-milliseconds main-db 2000
-sentinel failover-timeout main-db 10000
-CONF
-redis-server "$sentinel_dir/sentinel.conf" --sentinel --logfile "$sentinel_dir/log" &
-sentinel_pid=$!
-_redis_pids+=("$sentinel_pid")
+start_sentinel sentinel main-db "$m_PORT"
+sentinel_port=$sentinel_PORT
 SENTINEL=(--sentinel "127.0.0.1:$(free_port)" --sentinel "127.0.0.1:$sentinel_port"
   --sentinel-master main-db)
 wait_until 20 bash -c "redis-cli -p $sentinel_port sentinel replicas main-db | grep -q $r_PORT" ||
@@ -72,7 +60,7 @@ assert_contains "$ERR" "only 1 of 2 replicas acknowledged"
 expect 1 "$RCOORD" "${NEW[@]}" lock status short
 pass "more replicas asked than exist: exit 3, and the lock was given back"
 
-kill -STOP "$sentinel_pid"  # no second failover while the replica is down
+kill -STOP "$sentinel_PID"  # no second failover while the replica is down
 redis-cli -p "$m_PORT" shutdown nosave >/dev/null 2>&1 || true
 W=("${NEW[@]}" --timeout 500ms --wait-replicas 1)
 expect 3 "$RCOORD" "${W[@]}" lock acquire lonely --ttl 60s
@@ -89,4 +77,4 @@ pass "replica stopped: acquire, take, campaign and run exit 3 and leave nothing 
 
 expect 0 "$RCOORD" "${W[@]}" lock status acked
 pass "read-only verbs do not wait for replicas"
-kill -CONT "$sentinel_pid"
+kill -CONT "$sentinel_PID"

@@ -21,12 +21,12 @@ make_ca other
 make_cert server ca "DNS:localhost,IP:127.0.0.1"
 make_cert client ca "DNS:rcoord-client"
 
-tls_port=$(free_port)
-start_redis one --tls-port "$tls_port" --tls-cert-file "$certs/server.crt" \
+start_redis one --tls-port @PORT2@ --tls-cert-file "$certs/server.crt" \
   --tls-key-file "$certs/server.key" --tls-ca-cert-file "$certs/ca.crt" --tls-auth-clients no
-mtls_port=$(free_port)
-start_redis two --tls-port "$mtls_port" --tls-cert-file "$certs/server.crt" \
+start_redis two --tls-port @PORT2@ --tls-cert-file "$certs/server.crt" \
   --tls-key-file "$certs/server.key" --tls-ca-cert-file "$certs/ca.crt" --tls-auth-clients yes
+tls_port=$one_PORT2
+mtls_port=$two_PORT2
 TLS_URL="rediss://127.0.0.1:$tls_port"
 MTLS_URL="rediss://127.0.0.1:$mtls_port"
 
