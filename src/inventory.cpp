@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
+#include <optional>
 #include <set>
 
 #include "bloom.hpp"
@@ -10,6 +12,7 @@
 #include "elect.hpp"
 #include "errors.hpp"
 #include "latch.hpp"
+#include "limit.hpp"
 #include "lock.hpp"
 #include "pf.hpp"
 #include "queue.hpp"
@@ -35,6 +38,14 @@ std::string short_token(const std::string& token) {
   return token.size() > 8 ? token.substr(0, 8) + "…" : token;
 }
 
+// A stored decimal number; 0 for a missing, malformed or negative one.
+std::int64_t positive_or_zero(std::string_view text) {
+  std::int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc{} || end != text.data() + text.size() || v < 0) return 0;
+  return v;
+}
+
 std::int64_t integer_of(Connection& conn, const Args& command) {
   return reply_integer(conn.command(command).get());
 }
@@ -58,11 +69,39 @@ std::string sem_state(Connection& conn, const Keys& keys, const std::string& nam
                      s.holders.size(), s.waiting);
 }
 
+// The decision parameters last used on a limit, as its state keeps them. State written by
+// earlier versions has no burst and is shown without what is left.
+std::optional<limit::Params> stored_params(Connection& conn, const std::string& key) {
+  Reply r = conn.command({"HMGET", key, "algo", "unit", "drain", "burst", "window"});
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != 5) return std::nullopt;
+  auto field = [&](std::size_t i) { return reply_string(r->element[i]); };
+  auto algo = limit::parse_algo(field(0));
+  auto number = [&](std::size_t i) { return positive_or_zero(field(i)); };
+  if (!algo || number(3) < 1) return std::nullopt;
+  limit::Params p;
+  p.algo = *algo;
+  p.burst = number(3);
+  p.cost = 1;
+  p.unit = number(1);
+  p.drain = number(2);
+  p.window_us = number(4);
+  bool complete = (*algo == limit::Algo::kGcra || *algo == limit::Algo::kTokenBucket)
+                      ? p.unit > 0 && p.drain > 0
+                      : p.window_us > 0;
+  if (!complete) return std::nullopt;
+  return p;
+}
+
 std::string limit_state(Connection& conn, const Keys& keys, const std::string& name) {
   std::string key = keys.object("limit", name);
   std::string algo = reply_string(conn.command({"HGET", key, "algo"}).get());
-  std::int64_t ttl = integer_of(conn, {"PTTL", key});
   if (algo.empty()) return "no state (idle)";
+  if (auto params = stored_params(conn, key)) {
+    auto now = limit::evaluate(conn, keys, name, *params, -1, /*peek=*/true, "ls");
+    return fmt::format("{}, {} of {} left, full again in {}", algo, now.remaining, now.limit,
+                       seconds(limit::ceil_ms(now.reset_after_us)));
+  }
+  std::int64_t ttl = integer_of(conn, {"PTTL", key});
   return fmt::format("{}, back to full in at most {}", algo,
                      seconds(std::max<std::int64_t>(0, ttl)));
 }

@@ -5,7 +5,8 @@
 -- every window has ended), so from any window's start the allowed cost stays within
 -- burst + rate * span, as for the other algorithms. The hash counts the cost per window
 -- (field n:<window start in µs>); a reservation counts in the first later window with room.
--- KEYS[1] state hash {algo, window, anchor, at, n:<start>...}; KEYS[2] unused
+-- KEYS[1] state hash {algo, window, anchor, at, burst, n:<start>...}; KEYS[2] unused. The
+-- burst is kept for `ls`, which peeks with the parameters last used.
 -- ARGV[1] unit (unused), ARGV[2] drain (unused), ARGV[3] burst, ARGV[4] cost,
 -- ARGV[5] window_us, ARGV[6] max_wait_us (< 0: no reservation), ARGV[7] peek ('1': change
 -- nothing), ARGV[8] member (unused)
@@ -76,7 +77,8 @@ end
 local function store(start)
   counts[start] = (counts[start] or 0) + cost
   if rewrite then redis.call('DEL', key) end
-  local args = {'algo', 'fixed-window', 'window', fmt(window), 'anchor', fmt(anchor), 'at', fmt(now)}
+  local args = {'algo', 'fixed-window', 'window', fmt(window), 'anchor', fmt(anchor), 'at', fmt(now),
+    'burst', fmt(burst)}
   for s, n in pairs(counts) do
     args[#args + 1] = 'n:' .. fmt(s)
     args[#args + 1] = fmt(n)

@@ -5,7 +5,8 @@
 -- burst * unit. level / drain is the theoretical arrival time minus `at`; storing it as an
 -- integer level keeps every rate exact. A reservation lets the level pass the capacity: the
 -- request is due when it has drained back to it, and later callers queue behind it.
--- KEYS[1] state hash {algo, level, at, unit, drain}; KEYS[2] unused (the log of other algos)
+-- KEYS[1] state hash {algo, level, at, unit, drain, burst}; KEYS[2] unused (the log of other
+-- algos). The burst is kept for `ls`, which peeks with the parameters last used.
 -- ARGV[1] unit, ARGV[2] drain, ARGV[3] burst, ARGV[4] cost, ARGV[5] window_us (unused),
 -- ARGV[6] max_wait_us (< 0: no reservation), ARGV[7] peek ('1': change nothing),
 -- ARGV[8] member (unused)
@@ -63,7 +64,7 @@ local function left(l)
 end
 local function store(l)
   redis.call('HSET', key, 'algo', 'gcra', 'level', fmt(l), 'at', fmt(now), 'unit', fmt(unit),
-    'drain', fmt(drain))
+    'drain', fmt(drain), 'burst', fmt(burst))
   redis.call('PEXPIRE', key, fmt(div_ceil(div_ceil(l, drain), 1000) + 1))
 end
 

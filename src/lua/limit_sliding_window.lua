@@ -5,7 +5,8 @@
 -- within the burst. Denied requests are not recorded, so the log never holds more than the
 -- burst (plus the reservations of waiting callers). A reservation is an entry at the future
 -- time at which enough older entries will have left the window.
--- KEYS[1] state hash {algo, sum, at}, KEYS[2] log sorted set (same hash tag)
+-- KEYS[1] state hash {algo, sum, at, burst, window}, KEYS[2] log sorted set (same hash tag).
+-- The burst and window are kept for `ls`, which peeks with the parameters last used.
 -- ARGV[1] unit (unused), ARGV[2] drain (unused), ARGV[3] burst, ARGV[4] cost,
 -- ARGV[5] window_us, ARGV[6] max_wait_us (< 0: no reservation), ARGV[7] peek ('1': change
 -- nothing), ARGV[8] member id (unique per request)
@@ -54,7 +55,8 @@ if sum > 0 then
   for _, e in ipairs(expired) do sum = sum - cost_of(e) end
   if #expired > 0 and not peek then
     redis.call('ZREMRANGEBYSCORE', log, '-inf', fmt(edge))
-    redis.call('HSET', key, 'algo', 'sliding-window', 'sum', fmt(sum), 'at', fmt(now))
+    redis.call('HSET', key, 'algo', 'sliding-window', 'sum', fmt(sum), 'at', fmt(now),
+      'burst', fmt(burst), 'window', fmt(window))
     if kind == 'none' then redis.call('PEXPIRE', key, math.max(1, redis.call('PTTL', log))) end
   end
 end
@@ -70,7 +72,8 @@ end
 local function store(score)
   redis.call('ZADD', log, fmt(score), member)
   sum = sum + cost
-  redis.call('HSET', key, 'algo', 'sliding-window', 'sum', fmt(sum), 'at', fmt(now))
+  redis.call('HSET', key, 'algo', 'sliding-window', 'sum', fmt(sum), 'at', fmt(now),
+    'burst', fmt(burst), 'window', fmt(window))
   local ttl = math.floor(reset_from(now) / 1000) + 2
   redis.call('PEXPIRE', key, fmt(ttl))
   redis.call('PEXPIRE', log, fmt(ttl))

@@ -3,7 +3,8 @@
 -- The bucket holds up to burst * unit tokens and refills `drain` per µs; a request takes
 -- cost * unit. A reservation takes its tokens at once, leaving the bucket in debt: it is due
 -- when the bucket has refilled to zero, and later callers queue behind it.
--- KEYS[1] state hash {algo, tokens, at, unit, drain, burst}; KEYS[2] unused
+-- KEYS[1] state hash {algo, tokens, at, unit, drain, burst}; KEYS[2] unused. `ls` peeks with
+-- the parameters kept there.
 -- ARGV[1] unit, ARGV[2] drain, ARGV[3] burst, ARGV[4] cost, ARGV[5] window_us (unused),
 -- ARGV[6] max_wait_us (< 0: no reservation), ARGV[7] peek ('1': change nothing),
 -- ARGV[8] member (unused)

@@ -31,6 +31,24 @@ assert_contains "$OUT" '"name":"jobs","state":"ready 2, delayed 0, in flight 0, 
 assert_contains "$OUT" '"name":"svc","state":"led by host-a, term 1'
 pass "every kind of object, each once, with its state"
 
+# A limiter shows what is left, peeked with the parameters its state keeps (nothing consumed)
+for algo in gcra token-bucket sliding-window fixed-window; do
+  "$RCOORD" limit check "left-$algo" --rate 10/h --algo "$algo" --cost 3 >/dev/null
+done
+for round in 1 2; do
+  expect 0 "$RCOORD" ls 'left-*' --type limit
+  for algo in gcra token-bucket sliding-window fixed-window; do
+    assert_contains "$OUT" "left-$algo  $algo, 7 of 10 left, full again in"
+  done
+done
+expect 0 "$RCOORD" limit status left-gcra --rate 10/h --json
+assert_eq "$(json_field "$OUT" remaining)" 7 "ls consumed nothing"
+# state written before the burst was kept: shown without what is left
+redis-cli -p "$R_PORT" hset 'rcoord:{limit:older}' algo gcra level 1 at 1 unit 1 drain 1 >/dev/null
+expect 0 "$RCOORD" ls older --type limit
+assert_contains "$OUT" "gcra, back to full in at most"
+pass "a limiter's remaining, for every algorithm"
+
 expect 0 "$RCOORD" ls 'deploy-*' --type lock
 assert_lines "$OUT" 2
 assert_contains "$OUT" "deploy-web"
