@@ -105,6 +105,6 @@ start=$(now_ms)
 expect 3 "$RCOORD" --url "$R_URL" --timeout 500ms lock acquire paused
 took=$(($(now_ms) - start))
 assert_contains "$ERR" "no reply from 127.0.0.1:$R_PORT within 500ms"
-[ "$took" -ge 450 ] && [ "$took" -lt 1300 ] || fail "paused: exit 3 after ${took}ms, timeout 500ms"
+[ "$took" -ge 450 ] && [ "$took" -lt "$(scaled 1300)" ] || fail "paused: exit 3 after ${took}ms, timeout 500ms"
 pass "paused server: exit 3 after ${took}ms (--timeout 500ms)"
 sleep 2.2

@@ -19,7 +19,7 @@ sleep 0.9
 expect 1 "$RCOORD" lock acquire crash
 expect 0 "$RCOORD" lock acquire crash --wait 5s --json
 took=$(($(now_ms) - killed_at))
-[ "$took" -le 2600 ] || fail "taken ${took}ms after the crash; TTL is 2s"
+[ "$took" -le "$(scaled 2600)" ] || fail "taken ${took}ms after the crash; TTL is 2s"
 [ "$took" -ge 1200 ] || fail "taken ${took}ms after the crash: before the TTL could pass"
 pass "holder killed -9: taken after the TTL (${took}ms), not before"
 
@@ -43,7 +43,7 @@ set -e
 took=$(($(now_ms) - broken_at))
 assert_eq "$code" 5 "exit code after lock loss"
 [ -e "$TEST_TMP/got-term" ] || fail "the child did not get SIGTERM"
-[ "$took" -le 1500 ] || fail "loss noticed after ${took}ms; renewal period is 1s"
+[ "$took" -le "$(scaled 1500)" ] || fail "loss noticed after ${took}ms; renewal period is 1s"
 assert_contains "$(cat "$TEST_TMP/lost.err")" "lock 'lost' was lost"
 pass "break while running: child got SIGTERM, exit 5 after ${took}ms"
 
@@ -76,7 +76,7 @@ set -e
 took=$(($(now_ms) - broken_at))
 assert_eq "$code" 5
 [ "$took" -ge 900 ] || fail "SIGKILL came before the grace: ${took}ms"
-[ "$took" -le 2800 ] || fail "SIGKILL came late: ${took}ms"
+[ "$took" -le "$(scaled 2800)" ] || fail "SIGKILL came late: ${took}ms"
 sleep 0.1
 ! alive "$(cat "$TEST_TMP/stubborn.pid")" || fail "the group's sleep survived"
 pass "SIGTERM ignored: SIGKILL to the whole group after --kill-grace (${took}ms)"
@@ -95,5 +95,5 @@ code=$?
 set -e
 took=$(($(now_ms) - stopped_at))
 assert_eq "$code" 5
-[ "$took" -le 2500 ] || fail "noticed the loss after ${took}ms; the lease is 1.5s"
+[ "$took" -le "$(scaled 2500)" ] || fail "noticed the loss after ${took}ms; the lease is 1.5s"
 pass "Redis gone: exit 5 within the lease (${took}ms)"

@@ -72,7 +72,7 @@ expect 0 "$RCOORD" elect campaign w --id a --ttl 30s
 start=$(now_ms)
 expect 0 "$RCOORD" elect campaign w --id b --wait 10s
 took=$(($(now_ms) - start))
-[ "$took" -lt 1500 ] || fail "took ${took}ms to take over after a resignation at 500ms"
+[ "$took" -lt "$(scaled 1500)" ] || fail "took ${took}ms to take over after a resignation at 500ms"
 expect 1 "$RCOORD" elect campaign w --id c --wait 300ms
 pass "--wait: woken by the resignation (${took}ms); gives up after DUR"
 
@@ -110,14 +110,14 @@ done >"$TEST_TMP/exp.txt"
 seen=$(awk '$2 == "" || NF == 1 { print $1; exit }' "$TEST_TMP/exp.txt")
 [ -n "$seen" ] || fail "no vacancy line: $(cat "$TEST_TMP/exp.txt")"
 late=$((seen - ended))
-[ "$late" -lt 300 ] || fail "the expiry was reported ${late}ms after the lease ended"
+[ "$late" -lt "$(scaled 300)" ] || fail "the expiry was reported ${late}ms after the lease ended"
 pass "observe reports an expired lease ${late}ms after it ended"
 
 # --timeout after the verb is the observation time; the global one goes before the group
 start=$(now_ms)
 expect 0 "$RCOORD" --timeout 300ms elect observe quiet --timeout 1500ms
 took=$(($(now_ms) - start))
-[ "$took" -ge 1400 ] && [ "$took" -lt 3000 ] || fail "observe --timeout 1500ms took ${took}ms"
+[ "$took" -ge 1400 ] && [ "$took" -lt "$(scaled 3000)" ] || fail "observe --timeout 1500ms took ${took}ms"
 pass "observe --timeout (${took}ms) next to the global --timeout"
 
 # Ctrl-C ends observe quietly with 128+N
@@ -174,7 +174,7 @@ set -e
 took=$(($(now_ms) - start))
 assert_eq "$code" 5 "exit code on loss"
 assert_eq "$(cat "$TEST_TMP/lose.log")" got-term "the command got SIGTERM"
-[ "$took" -lt 1500 ] || fail "loss noticed after ${took}ms with a 600ms lease"
+[ "$took" -lt "$(scaled 1500)" ] || fail "loss noticed after ${took}ms with a 600ms lease"
 expect 0 "$RCOORD" elect status lose --json
 assert_eq "$(json_field "$OUT" id)" thief "the new leader is left alone"
 pass "run: loss of leadership gives SIGTERM and exit 5 (${took}ms)"
@@ -252,7 +252,7 @@ for round in 1 2 3; do
   wait_until 5 starts "$LOG" $((round + 1)) || fail "no new leader after killing c$idx"
   read -r _ started new_term _ new_idx < <(tail -1 "$LOG")
   handover=$((started - killed))
-  [ "$handover" -le 2000 ] || fail "hand-over took ${handover}ms with a 1s TTL"
+  [ "$handover" -le "$(scaled 2000)" ] || fail "hand-over took ${handover}ms with a 1s TTL"
   [ "$new_term" -gt "$term" ] || fail "term went from $term to $new_term"
   [ "$new_idx" != "$idx" ] || fail "the killed candidate came back"
   echo "  round $round: c$idx (term $term) killed, c$new_idx leads (term $new_term) after ${handover}ms"

@@ -125,7 +125,7 @@ for f in "$TEST_TMP"/paused-*; do
   read -r code took ended cmd <"$f"
   [ "$ended" -lt $((paused_at + pause_ms)) ] || fail "'$cmd' ended after the pause; rerun"
   assert_eq "$code" 3 "'$cmd' on a paused server"
-  [ "$took" -lt 4000 ] || fail "'$cmd' took ${took}ms to give up with --timeout 400ms"
+  [ "$took" -lt "$(scaled 4000)" ] || fail "'$cmd' took ${took}ms to give up with --timeout 400ms"
   assert_lines "$(cat "$f.err")" 1 "'$cmd': one line on stderr"
 done
 pass "paused server: every kind of command exits 3 within about --timeout"

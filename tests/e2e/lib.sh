@@ -28,6 +28,11 @@ track() { _bg_pids+=("$1"); }
 # now_ms: monotonic-enough wall time in milliseconds.
 now_ms() { date +%s%3N; }
 
+# scaled MS: an upper time bound, multiplied by RCOORD_TIME_SCALE (default 1). The release pass
+# proves the bounds as written; scripts/test sets 2 for the sanitized pass, whose processes
+# start and run several times slower, so that pass checks memory and behaviour, not speed.
+scaled() { echo $(($1 * ${RCOORD_TIME_SCALE:-1})); }
+
 # start_redis NAME [extra redis-server args...]: sets ${NAME}_PORT, ${NAME}_PID, ${NAME}_URL
 # and ${NAME}_SOCK. An extra argument written @PORT2@ becomes a second port (for --tls-port),
 # picked afresh with every attempt and kept in ${NAME}_PORT2.

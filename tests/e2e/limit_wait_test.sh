@@ -57,7 +57,7 @@ PY
   for i in 1 2 3 4; do
     expect 0 "$RCOORD" --json limit wait "$key" --rate 10/s --burst 1 --algo "$algo" --max-wait 1s
     waited=$(json_field "$OUT" waited_ms)
-    [ "$waited" -le 400 ] || fail "$algo: a waiter waited ${waited}ms beside the checkers"
+    [ "$waited" -le "$(scaled 400)" ] || fail "$algo: a waiter waited ${waited}ms beside the checkers"
     all="$all $waited"
   done
   wait $h1 $h2
@@ -95,7 +95,7 @@ PY
   code=$?
   set -e
   assert_eq "$code" 130 "$algo: exit code after Ctrl-C"
-  [ $(($(now_ms) - sent)) -lt 3000 ] || fail "$algo: Ctrl-C took too long"
+  [ $(($(now_ms) - sent)) -lt "$(scaled 3000)" ] || fail "$algo: Ctrl-C took too long"
   assert_contains "$(cat "$TEST_TMP/intr.err")" "given back"
   expect 1 "$RCOORD" --json limit status "$key" --rate 1/10s --algo "$algo"
   now_free=$(json_field "$OUT" retry_after_ms)

@@ -96,7 +96,7 @@ alive $waiter || fail "the blocked pop returned before the delay"
 wait $waiter || fail "the blocked pop failed"
 took=$(($(now_ms) - pushed))
 assert_eq "$(cat "$TEST_TMP/later.out")" hello
-[ "$took" -ge 1950 ] && [ "$took" -le 2500 ] || fail "delayed 2s message popped after ${took}ms"
+[ "$took" -ge 1950 ] && [ "$took" -le "$(scaled 2500)" ] || fail "delayed 2s message popped after ${took}ms"
 pass "push --delay 2s: not popped before 2 s, popped after ${took}ms by a blocked pop"
 
 # --- dead letters: list, replay, purge --------------------------------------------------------
@@ -192,7 +192,7 @@ wait_until 20 bash -c "redis-cli -p $R_PORT client list | grep -q 'cmd=blmove'" 
 start=$(now_ms)
 kill -TERM $consumer
 wait $consumer || fail "idle consume did not exit 0 on SIGTERM"
-[ $(($(now_ms) - start)) -lt 1000 ] || fail "idle consume took too long to stop"
+[ $(($(now_ms) - start)) -lt "$(scaled 1000)" ] || fail "idle consume took too long to stop"
 # a second signal is passed to the command: cut short, nacked, 128+N
 "$RCOORD" queue consume term -- sh -c 'sleep 5' &
 consumer=$!

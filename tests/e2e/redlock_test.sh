@@ -77,7 +77,7 @@ start=$(now_ms)
 expect 0 rl lock acquire held --wait 10s --json
 took=$(($(now_ms) - start))
 wait $releaser
-[ "$took" -lt 5000 ] || fail "waited ${took}ms for a release after 500ms"
+[ "$took" -lt "$(scaled 5000)" ] || fail "waited ${took}ms for a release after 500ms"
 expect 1 rl lock acquire held --wait 300ms
 pass "--wait acquires after the release (${took}ms) and gives up in time"
 
@@ -165,7 +165,7 @@ expect 0 rl --timeout 10s lock acquire hang --ttl 5s --json
 took=$(($(now_ms) - start))
 kill -CONT "$N4_PID" "$N5_PID"
 assert_eq "$(json_field "$OUT" acquired_on)" 3
-[ "$took" -lt 5000 ] || fail "two hanging nodes delayed the acquisition by ${took}ms"
+[ "$took" -lt "$(scaled 5000)" ] || fail "two hanging nodes delayed the acquisition by ${took}ms"
 expect 0 rl lock release hang --token "$(json_field "$OUT" token)"
 pass "two hanging nodes: acquired on the other three in ${took}ms"
 

@@ -89,7 +89,7 @@ kill -9 $runner
 killed=$(now_ms)
 expect 0 "$RCOORD" sem take crash --limit 1 --wait 5s
 took=$(($(now_ms) - killed))
-[ "$took" -le 2500 ] || fail "the crashed holder's permit came back after ${took}ms"
+[ "$took" -le "$(scaled 2500)" ] || fail "the crashed holder's permit came back after ${took}ms"
 pass "crashed holder's permit reclaimed after its lease (${took}ms)"
 
 # --- a crashed waiter does not block the queue ---------------------------------------------
@@ -107,7 +107,7 @@ expect 0 "$RCOORD" sem release dead --token "$holder"
 start=$(now_ms)
 wait $next || fail "the waiter behind a crashed one never got in"
 took=$(($(now_ms) - start))
-[ "$took" -le 4500 ] || fail "the queue was held up ${took}ms by a crashed waiter"
+[ "$took" -le "$(scaled 4500)" ] || fail "the queue was held up ${took}ms by a crashed waiter"
 pass "crashed waiter dropped from the queue (${took}ms)"
 
 # --- CLI contract ----------------------------------------------------------------------------

@@ -59,7 +59,7 @@ pass "wait prints the message's data (text and JSON)"
 start=$(now_ms)
 expect 1 "$RCOORD" --timeout 300ms signal wait quiet --timeout 1500ms
 took=$(($(now_ms) - start))
-[ "$took" -ge 1400 ] && [ "$took" -lt 3000 ] || fail "wait --timeout 1500ms took ${took}ms"
+[ "$took" -ge 1400 ] && [ "$took" -lt "$(scaled 3000)" ] || fail "wait --timeout 1500ms took ${took}ms"
 assert_contains "$ERR" "no signal on 'quiet' within 1500ms"
 expect 1 "$RCOORD" --json signal wait q1 q2 --timeout 200ms
 assert_eq "$OUT" "$(printf '{"received":false,"channel":"q1"}\n{"received":false,"channel":"q2"}')"
@@ -68,7 +68,7 @@ kill -STOP "$P_PID"
 start=$(now_ms)
 expect 3 "$RCOORD" --url "$P_URL" --timeout 300ms signal wait ch --timeout 10s
 took=$(($(now_ms) - start))
-[ "$took" -lt 2000 ] || fail "a paused server took ${took}ms to detect with --timeout 300ms"
+[ "$took" -lt "$(scaled 2000)" ] || fail "a paused server took ${took}ms to detect with --timeout 300ms"
 expect 3 "$RCOORD" --url "$P_URL" --timeout 300ms latch wait x --timeout 10s
 kill -CONT "$P_PID"
 pass "the verb's --timeout is the wait (${took}ms for a paused server under the global one)"
@@ -195,7 +195,7 @@ expect 0 "$RCOORD" latch init busy --count 1
 start=$(now_ms)
 expect 1 "$RCOORD" --timeout 300ms latch wait busy --timeout 1s
 took=$(($(now_ms) - start))
-[ "$took" -ge 950 ] && [ "$took" -lt 2500 ] || fail "latch wait --timeout 1s took ${took}ms"
+[ "$took" -ge 950 ] && [ "$took" -lt "$(scaled 2500)" ] || fail "latch wait --timeout 1s took ${took}ms"
 assert_contains "$ERR" "latch 'busy' is still at 1 within 1s"
 pass "latch init, down, status, wait: exit codes, text and JSON"
 
@@ -243,5 +243,5 @@ PY
 start=$(now_ms)
 expect 0 "$RCOORD" latch wait ci --timeout 10s
 took=$(($(now_ms) - start))
-[ "$took" -lt 500 ] || fail "a waiter on an open latch took ${took}ms"
+[ "$took" -lt "$(scaled 500)" ] || fail "a waiter on an open latch took ${took}ms"
 pass "latch of 10: three waiters return within 100 ms of the last count-down, none before; a late waiter at once (${took}ms)"
