@@ -236,6 +236,16 @@ wait_until() {
   done
 }
 
+# wait_blocked PORT N: waits (up to 20 s) until N clients of the server on PORT block in
+# BLPOP or BLMOVE, which is where waiters of lock, sem, elect and queue sit once they wait (a
+# fixed sleep is too short for a sanitized start-up on a busy machine).
+wait_blocked() {
+  wait_until 20 _blocked_at_least "$1" "$2" || fail "$2 waiter(s) never blocked on port $1"
+}
+_blocked_at_least() {
+  [ "$(redis-cli -p "$1" client list | grep -cE ' cmd=(blpop|blmove) ')" -ge "$2" ]
+}
+
 # json_field JSON FIELD: a top-level scalar field of a one-line JSON object.
 json_field() {
   python3 -c 'import json,sys; v=json.loads(sys.argv[1])[sys.argv[2]]; print(json.dumps(v) if isinstance(v,bool) else v)' "$1" "$2"

@@ -26,6 +26,11 @@ assert_eq "$max" 3 "the limit is reached"
 expect 1 "$RCOORD" sem status pool
 pass "20 processes, --limit 3: at most 3 inside at any instant, 3 reached"
 
+# waiting_is NAME N: the semaphore NAME has N waiters in its queue.
+waiting_is() {
+  [ "$(json_field "$("$RCOORD" sem status "$1" --json || true)" waiting)" = "$2" ]
+}
+
 # --- fairness: waiters started one after another are admitted in that order ----------------
 expect 0 "$RCOORD" sem take fair --limit 1 --ttl 30s
 blocker=$OUT
@@ -33,7 +38,7 @@ order="$TEST_TMP/order.log"
 for i in $(seq 1 10); do
   "$RCOORD" sem run fair --limit 1 --wait 60s -- sh -c "echo $i >>'$order'; sleep 0.05" &
   track $!
-  sleep 0.15  # distinct arrival times
+  wait_until 20 waiting_is fair "$i" || fail "waiter $i never queued"  # distinct arrivals
 done
 expect 0 "$RCOORD" sem release fair --token "$blocker"
 all_ran() { [ "$(wc -l <"$order" 2>/dev/null || echo 0)" -ge 10 ]; }
@@ -47,13 +52,13 @@ first=$OUT
 "$RCOORD" sem take big --limit 3 --permits 2 --wait 20s >"$TEST_TMP/big.out" &
 bigpid=$!
 track $bigpid
-sleep 0.3
+wait_until 20 waiting_is big 1 || fail "the large request never queued"
 # one permit is free, but the 2-permit request arrived first: the 1-permit one must not pass
 expect 1 "$RCOORD" sem take big --limit 3 --permits 1
 "$RCOORD" sem take big --limit 3 --permits 1 --wait 20s >"$TEST_TMP/small.out" &
 smallpid=$!
 track $smallpid
-sleep 0.3
+wait_until 20 waiting_is big 2 || fail "the small request never queued"
 [ ! -s "$TEST_TMP/small.out" ] || fail "the small request passed the large one"
 expect 0 "$RCOORD" sem release big --token "$first"
 wait $bigpid || fail "the large request was not admitted"
@@ -97,12 +102,12 @@ expect 0 "$RCOORD" sem take dead --limit 1 --ttl 30s
 holder=$OUT
 "$RCOORD" sem take dead --limit 1 --wait 60s &
 doomed=$!
-sleep 0.3
+wait_until 20 waiting_is dead 1 || fail "the doomed waiter never queued"
 kill -9 $doomed
 "$RCOORD" sem take dead --limit 1 --wait 20s >/dev/null &
 next=$!
 track $next
-sleep 0.2
+wait_until 20 waiting_is dead 2 || fail "the next waiter never queued"
 expect 0 "$RCOORD" sem release dead --token "$holder"
 start=$(now_ms)
 wait $next || fail "the waiter behind a crashed one never got in"

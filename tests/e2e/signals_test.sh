@@ -53,7 +53,7 @@ for sig in INT TERM; do
   "$RCOORD" lock run busy --wait forever -- touch "$TEST_TMP/ran-$sig" 2>"$TEST_TMP/wait.err" &
   waiter=$!
   track $waiter
-  sleep 0.4  # blocked in the wait by now
+  wait_blocked "$R_PORT" 1
   sent_at=$(now_ms)
   kill -$sig $waiter
   set +e
@@ -80,7 +80,7 @@ holder=$OUT
 "$RCOORD" lock acquire busy2 --wait 1m >"$TEST_TMP/acq.out" 2>/dev/null &
 waiter=$!
 track $waiter
-sleep 0.3
+wait_blocked "$R_PORT" 1
 kill -INT $waiter
 set +e
 wait $waiter
@@ -99,10 +99,10 @@ holder=$OUT
 "$RCOORD" lock acquire relay --wait 20s --ttl 5s >"$TEST_TMP/relay.out" &
 patient=$!
 track $patient
-sleep 0.2
+wait_blocked "$R_PORT" 1
 "$RCOORD" lock acquire relay --wait 20s &
 impatient=$!
-sleep 0.2
+wait_blocked "$R_PORT" 2
 expect 0 "$RCOORD" lock release relay --token "$holder"
 kill -INT $impatient 2>/dev/null || true
 wait $impatient 2>/dev/null || true
@@ -198,7 +198,7 @@ for p in lock sem elect; do
     holder=$(hold_elsewhere $p "$name")
     before=$(state $p "$name")
     start_runner $p "$name" touch "$TEST_TMP/ran"
-    sleep 0.4
+    wait_blocked "$R_PORT" 1
     kill -$sig $RUNNER
     runner_exit
     assert_eq "$RC" "$died" "$what while waiting"
