@@ -6,6 +6,7 @@
 #include <chrono>
 #include <ctime>
 #include <numeric>
+#include <optional>
 
 #include "errors.hpp"
 #include "lua_scripts.hpp"
@@ -124,6 +125,10 @@ Raw evaluate(Connection& conn, const Keys& keys, std::string_view key, const Par
             std::to_string(max_wait_us),
             peek ? "1" : "0",
             std::string(member.empty() ? "-" : member)};
+  // A peek writes nothing, so there is nothing for replicas to acknowledge (the scripts
+  // also write, so they cannot declare no-writes).
+  std::optional<ReplicaWaitSuspended> no_wait;
+  if (peek) no_wait.emplace(conn);
   Reply r = eval(conn, script_of(p.algo), key_names(keys, key), args);
   return decode_raw(r.get());
 }

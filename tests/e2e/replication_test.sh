@@ -76,5 +76,9 @@ expect 3 "$RCOORD" "${W[@]}" lock run lonely-run -- touch "$TEST_TMP/ran"
 pass "replica stopped: acquire, take, campaign and run exit 3 and leave nothing held"
 
 expect 0 "$RCOORD" "${W[@]}" lock status acked
-pass "read-only verbs do not wait for replicas"
+expect 0 "$RCOORD" "${NEW[@]}" limit check peeked --rate 10/h
+expect 0 "$RCOORD" "${W[@]}" limit status peeked --rate 10/h
+expect 0 "$RCOORD" "${W[@]}" ls peeked
+assert_contains "$OUT" "9 of 10 left"
+pass "read-only verbs do not wait for replicas (limit status and ls peek)"
 kill -CONT "$sentinel_PID"
