@@ -1,6 +1,7 @@
 #include "inventory.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <charconv>
@@ -231,10 +232,25 @@ std::size_t list(Connection& conn, const Keys& keys, std::string_view pattern,
     return found;
   }
   // A cluster: each master holds the keys of its own slots, so every one is walked (an
-  // object in a slot being migrated may show up on both nodes: `seen` reports it once).
+  // object in a slot being migrated may show up on both nodes: `seen` reports it once). A
+  // master that cannot be reached does not hide the others' objects; it fails the listing
+  // once they are shown.
+  std::vector<std::string> unreachable;
   for (const auto& endpoint : *masters) {
-    Connection node(endpoint, conn.timeout());
-    scan_node(node, keys, match, seen, found, each);
+    try {
+      Connection node(endpoint, conn.timeout());
+      scan_node(node, keys, match, seen, found, each);
+    } catch (const Error& e) {
+      if (e.code() != kConnection) throw;
+      unreachable.push_back(e.what());
+    }
+  }
+  if (!unreachable.empty()) {
+    throw Error(kConnection,
+                fmt::format("{} of {} cluster masters were not listed: {}", unreachable.size(),
+                            masters->size(), fmt::join(unreachable, "; ")),
+                "the objects of the other masters are listed above; check the cluster with "
+                "rcoord doctor");
   }
   return found;
 }

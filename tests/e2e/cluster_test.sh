@@ -314,3 +314,12 @@ assert_contains "$OUT" "redis-cli --cluster fix"
 expect 4 "$RCOORD" lock status "$L1"
 assert_contains "$ERR" "cluster error"
 pass "an uncovered slot: doctor exits 1 with the fix; a command on it exits 4"
+
+# --- a master down: ls shows the objects of the others, then fails naming the one it missed ---
+redis-cli -p "$M2" shutdown nosave >/dev/null 2>&1 || true
+expect 3 "$RCOORD" --url "redis://127.0.0.1:$M1" ls --type lock
+assert_contains "$OUT" "$L3"
+case "$OUT" in *"$L2"*) fail "a lock of the stopped master was listed" ;; esac
+assert_contains "$ERR" "1 of 3 cluster masters were not listed: cannot connect to 127.0.0.1:$M2"
+assert_lines "$ERR" 1
+pass "a master down: ls lists the other masters' objects and exits 3 naming it"
