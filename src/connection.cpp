@@ -133,7 +133,11 @@ Connection::Connection(Connection&& other) noexcept
       fd_(std::exchange(other.fd_, -1)),
       reader_(std::exchange(other.reader_, nullptr)),
       tls_ctx_(std::exchange(other.tls_ctx_, nullptr)),
-      tls_(std::exchange(other.tls_, nullptr)) {}
+      tls_(std::exchange(other.tls_, nullptr)),
+      io_error_(std::move(other.io_error_)),
+      pending_wait_(other.pending_wait_),
+      wait_replicas_(other.wait_replicas_),
+      asked_(std::move(other.asked_)) {}
 
 Connection& Connection::operator=(Connection&& other) noexcept {
   if (this != &other) {
@@ -144,6 +148,10 @@ Connection& Connection::operator=(Connection&& other) noexcept {
     reader_ = std::exchange(other.reader_, nullptr);
     tls_ctx_ = std::exchange(other.tls_ctx_, nullptr);
     tls_ = std::exchange(other.tls_, nullptr);
+    io_error_ = std::move(other.io_error_);
+    pending_wait_ = other.pending_wait_;
+    wait_replicas_ = other.wait_replicas_;
+    asked_ = std::move(other.asked_);
   }
   return *this;
 }
@@ -600,6 +608,7 @@ std::vector<Reply> Connection::exchange(const std::vector<Args>& commands, Milli
 std::vector<Reply> Connection::routed(const std::vector<Args>& commands, Millis extra) {
   using Kind = cluster::Redirect::Kind;
   cluster::Budget budget;
+  asked_.reset();
   for (;;) {
     auto replies = exchange(commands, extra);
     auto to = cluster::pipeline_redirect(replies);
@@ -623,18 +632,20 @@ std::vector<Reply> Connection::routed(const std::vector<Args>& commands, Millis 
       asking.push_back({"ASKING"});
       asking.push_back(cmd);
     }
-    Connection there(std::move(target), timeout_);
-    auto answers = there.exchange(asking, extra);
+    asked_ = std::make_unique<Connection>(std::move(target), timeout_);
+    auto answers = asked_->exchange(asking, extra);
     replies.clear();
     for (std::size_t i = 1; i < answers.size(); i += 2) replies.push_back(std::move(answers[i]));
     auto again = cluster::pipeline_redirect(replies);
     if (again.kind == Kind::kNone) return replies;
+    asked_.reset();
     // TRYAGAIN (keys split between the two nodes) or the migration moved on: start over.
     if (again.kind == Kind::kTryAgain) budget.pause(again);
   }
 }
 
 void Connection::send_formatted(std::string_view resp) {
+  asked_.reset();  // these writes go to this node, whatever served the last command
   ensure_connected();
   write_all(resp, Clock::now() + timeout_);
 }
@@ -646,6 +657,13 @@ Reply Connection::receive() {
 
 void Connection::await_replicas() {
   if (wait_replicas_ <= 0) return;
+  if (asked_) {
+    // The write went to the node of an ASK redirect: its replicas are the ones to wait for.
+    auto there = std::move(asked_);
+    there->set_wait_replicas(wait_replicas_);
+    there->await_replicas();
+    return;
+  }
   ensure_connected();
   std::string out;
   format_args({"WAIT", std::to_string(wait_replicas_), std::to_string(timeout_.count())}, out);

@@ -94,7 +94,8 @@ class Connection {
   void set_wait_replicas(int n) { wait_replicas_ = n; }
   int wait_replicas() const { return wait_replicas_; }
   /// Waits (Redis WAIT, up to the I/O timeout) until the replicas asked for acknowledged
-  /// every write this connection made. Throws ReplicaShortfall when fewer did.
+  /// every write this connection made. After a command served through an ASK redirect, the
+  /// WAIT goes to the node that served it. Throws ReplicaShortfall when fewer did.
   void await_replicas();
 
   const Endpoint& endpoint() const { return endpoint_; }
@@ -143,6 +144,9 @@ class Connection {
   std::string io_error_;    ///< why the last transfer failed (errno or TLS text)
   short pending_wait_ = 0;  ///< what read_some() found it must wait for
   int wait_replicas_ = 0;
+  /// The node that served the last command through an ASK redirect (its write is there, so
+  /// its WAIT must be too); reset by the next command.
+  std::unique_ptr<Connection> asked_;
 };
 
 /// While alive, `conn` does not wait for replica acknowledgements. For giving back what a

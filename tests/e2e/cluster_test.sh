@@ -271,6 +271,13 @@ pass "ls and doctor cover every master"
 
 # --- ASK: a slot in migration -------------------------------------------------------------------
 # Keys of one slot are moved by hand from M2 to M3 while the slot is MIGRATING/IMPORTING.
+# M2 gets a replica (M3 has none), for the WAIT after an ASK below.
+id2=$(redis-cli -p "$M2" cluster myid)
+start_redis rep --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 5000
+redis-cli --cluster add-node "127.0.0.1:$rep_PORT" "127.0.0.1:$M2" --cluster-slave \
+  --cluster-master-id "$id2" >"$TEST_TMP/add-node.log" 2>&1 || fail "add-node: $(cat "$TEST_TMP/add-node.log")"
+wait_until 30 bash -c "redis-cli -p $rep_PORT info replication | grep -q 'master_link_status:up'" ||
+  fail "the replica of M2 never synced"
 A=$(name_on lock moving "$M2")
 AP=$(name_on pf moving "$M2")
 expect 0 "$RCOORD" lock acquire "$A" --ttl 1m
@@ -278,7 +285,6 @@ atok=$OUT
 expect 0 "$RCOORD" pf add "$AP" a b c
 slot=$(redis-cli -p "$M2" cluster keyslot "rcoord:{lock:$A}")
 pslot=$(redis-cli -p "$M2" cluster keyslot "rcoord:{pf:$AP}")
-id2=$(redis-cli -p "$M2" cluster myid)
 id3=$(redis-cli -p "$M3" cluster myid)
 for s in $slot $pslot; do
   redis-cli -p "$M3" cluster setslot "$s" importing "$id2" >/dev/null
@@ -292,6 +298,11 @@ done
 expect 0 "$RCOORD" --url "redis://127.0.0.1:$M2" pf add "$AP" d e
 expect 0 "$RCOORD" --url "redis://127.0.0.1:$M2" pf count "$AP"
 assert_eq "$OUT" 5 "pf add and count through ASK"
+# --wait-replicas: the WAIT goes to the node that took the write through ASK (M3, without a
+# replica), not to the one that answered ASK (M2, whose replica has nothing to acknowledge).
+expect 0 "$RCOORD" --url "redis://127.0.0.1:$M2" --wait-replicas 1 pf add "$(name_on pf other "$M2")" x
+expect 3 "$RCOORD" --url "redis://127.0.0.1:$M2" --timeout 500ms --wait-replicas 1 pf add "$AP" f
+assert_contains "$ERR" "only 0 of 1 replicas acknowledged the write to 127.0.0.1:$M3"
 # A script over several keys, some of them absent, gets TRYAGAIN while the slot is split
 # between two nodes (Redis cannot tell where absent keys are): retried, then exit 4.
 expect 4 "$RCOORD" --url "redis://127.0.0.1:$M2" lock status "$A"
@@ -302,8 +313,9 @@ done
 expect 0 "$RCOORD" --url "redis://127.0.0.1:$M2" lock status "$A"
 assert_contains "$OUT" "token: $atok" "the lock moved with its slot, and MOVED leads to it"
 expect 0 "$RCOORD" --url "redis://127.0.0.1:$M2" pf count "$AP"
-assert_eq "$OUT" 5
-pass "ASK: single-key commands on a slot in migration; scripts wait for its end (TRYAGAIN)"
+assert_eq "$OUT" 6
+redis-cli -p "$rep_PORT" shutdown nosave >/dev/null 2>&1 || true  # no failover of M2 below
+pass "ASK: single-key commands on a slot in migration (WAIT on the node that served them); scripts wait for its end (TRYAGAIN)"
 
 # --- a slot left uncovered ----------------------------------------------------------------------
 slot1=$(redis-cli -p "$M1" cluster keyslot "rcoord:{lock:$L1}")
