@@ -336,13 +336,8 @@ void Connection::ensure_connected() {
 void Connection::find_master(Clock::time_point deadline) {
   const auto& sentinel = endpoint_.sentinel;
   std::string tried;
-  for (const auto& [host, port] : sentinel.sentinels) {
-    // A sentinel speaks plain RESP; it shares the TLS settings but not the data user.
-    Endpoint at;
-    at.host = host;
-    at.port = port;
-    at.tls = endpoint_.tls;
-    at.tls_settings = endpoint_.tls_settings;
+  for (const auto& address : sentinel.sentinels) {
+    Endpoint at = sentinel_endpoint(endpoint_, address);
     auto left = std::chrono::duration_cast<Millis>(deadline - Clock::now());
     if (left.count() <= 0) break;
     try {

@@ -83,13 +83,9 @@ Ping ping(Connection& conn) {
   if (!sentinel.sentinels.empty()) {
     p.mode = "sentinel";
     p.nodes.push_back({p.url, "master", p.rtt_us, {}});
-    for (const auto& [host, port] : sentinel.sentinels) {
-      Endpoint at;
-      at.host = host;
-      at.port = port;
-      at.tls = conn.endpoint().tls;
-      at.tls_settings = conn.endpoint().tls_settings;
-      p.nodes.push_back(probe(at, "sentinel", conn.timeout()));
+    for (const auto& address : sentinel.sentinels) {
+      p.nodes.push_back(
+          probe(sentinel_endpoint(conn.endpoint(), address), "sentinel", conn.timeout()));
     }
   }
   return p;

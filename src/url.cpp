@@ -230,4 +230,13 @@ Endpoint parse_url(std::string_view url) {
   return ep;
 }
 
+Endpoint sentinel_endpoint(const Endpoint& data, const std::pair<std::string, int>& address) {
+  Endpoint at;
+  at.host = address.first;
+  at.port = address.second;
+  at.tls = data.tls;
+  at.tls_settings = data.tls_settings;
+  return at;
+}
+
 }  // namespace rcoord

@@ -42,6 +42,10 @@ struct Endpoint {
   std::string describe() const;
 };
 
+/// One sentinel of `data` (a master found through Sentinel): the sentinel's address with the
+/// master's TLS settings; a sentinel speaks plain RESP and has no data user, password or db.
+Endpoint sentinel_endpoint(const Endpoint& data, const std::pair<std::string, int>& address);
+
 /// Parses a URL. Throws Error(kUsage) naming the URL (with any password masked) on bad input.
 Endpoint parse_url(std::string_view url);
 

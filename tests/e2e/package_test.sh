@@ -6,11 +6,13 @@ BUILD=$(cd "$(dirname "$RCOORD")" && pwd)
 [ -f "$BUILD/CPackConfig.cmake" ] || fail "no CPackConfig.cmake next to the binary"
 
 cmake --install "$BUILD" --prefix "$TEST_TMP/prefix" >/dev/null
-for f in bin/rcoord share/man/man1/rcoord.1 share/bash-completion/completions/rcoord \
+for f in bin/rcoord share/man/man1/rcoord.1.gz share/bash-completion/completions/rcoord \
   share/zsh/vendor-completions/_rcoord share/fish/vendor_completions.d/rcoord.fish; do
   [ -f "$TEST_TMP/prefix/$f" ] || fail "cmake --install did not place $f"
 done
 "$TEST_TMP/prefix/bin/rcoord" --version | grep -q '^rcoord ' || fail "installed binary does not run"
+gzip -dc "$TEST_TMP/prefix/share/man/man1/rcoord.1.gz" | cmp -s - "$RCOORD_SOURCE_DIR/man/rcoord.1" ||
+  fail "the installed man page is not man/rcoord.1"
 pass "cmake --install: binary, man page, bash/zsh/fish completions"
 
 if ! command -v dpkg-deb >/dev/null; then
@@ -21,7 +23,7 @@ fi
   fail "cpack failed"
 deb=$(ls "$TEST_TMP"/pkg/rcoord_*.deb)
 contents=$(dpkg-deb -c "$deb")
-for f in ./usr/bin/rcoord ./usr/share/man/man1/rcoord.1 ./usr/share/bash-completion/completions/rcoord; do
+for f in ./usr/bin/rcoord ./usr/share/man/man1/rcoord.1.gz ./usr/share/bash-completion/completions/rcoord; do
   assert_contains "$contents" "$f" "the package holds $f"
 done
 assert_eq "$(dpkg-deb -f "$deb" Package)" rcoord
@@ -78,7 +80,7 @@ chroot "$system" dpkg -i /tmp/rcoord.deb >"$TEST_TMP/dpkg.log" 2>&1 ||
   fail "dpkg -i on a clean Debian failed: $(tail -n 3 "$TEST_TMP/dpkg.log" | tr '\n' ' ')"
 expect 0 chroot "$system" rcoord --version
 assert_contains "$OUT" "rcoord "
-for f in /usr/share/man/man1/rcoord.1 /usr/share/bash-completion/completions/rcoord; do
+for f in /usr/share/man/man1/rcoord.1.gz /usr/share/bash-completion/completions/rcoord; do
   [ -f "$system$f" ] || fail "the package did not install $f"
 done
 start_redis R
