@@ -8,7 +8,7 @@ export RCOORD_URL=$R_URL
 "$RCOORD" lock run crash --ttl 2s -- sleep 30 &
 runner=$!
 track $runner
-wait_until 3 "$RCOORD" lock status crash || fail "run never took the lock"
+wait_until 10 "$RCOORD" lock status crash || fail "run never took the lock"
 sleep 0.3
 child=$(pgrep -P $runner sleep || true)
 kill -9 $runner
@@ -32,7 +32,7 @@ SH
 "$RCOORD" lock run lost --ttl 3s -- sh "$TEST_TMP/victim.sh" 2>"$TEST_TMP/lost.err" &
 runner=$!
 track $runner
-wait_until 3 "$RCOORD" lock status lost || fail "run never took the lock"
+wait_until 10 "$RCOORD" lock status lost || fail "run never took the lock"
 sleep 0.2
 "$RCOORD" lock break lost >/dev/null
 broken_at=$(now_ms)
@@ -51,7 +51,7 @@ pass "break while running: child got SIGTERM, exit 5 after ${took}ms"
 "$RCOORD" lock run stolen --ttl 1500ms -- sleep 30 &
 runner=$!
 track $runner
-wait_until 3 "$RCOORD" lock status stolen || fail "run never took the lock"
+wait_until 10 "$RCOORD" lock status stolen || fail "run never took the lock"
 redis-cli -p "$R_PORT" hset 'rcoord:{lock:stolen}' token someone-else >/dev/null
 set +e
 wait $runner
@@ -66,7 +66,7 @@ pass "another holder: exit 5, the other holder's lock untouched"
   sh -c 'trap "" TERM; sleep 30 & echo $! >"$0"; wait; wait' "$TEST_TMP/stubborn.pid" &
 runner=$!
 track $runner
-wait_until 3 test -s "$TEST_TMP/stubborn.pid" || fail "stubborn child did not start"
+wait_until 10 test -s "$TEST_TMP/stubborn.pid" || fail "stubborn child did not start"
 "$RCOORD" lock break stubborn >/dev/null
 broken_at=$(now_ms)
 set +e
@@ -86,7 +86,7 @@ start_redis S
 "$RCOORD" --url "$S_URL" --timeout 300ms lock run far --ttl 1500ms -- sleep 30 &
 runner=$!
 track $runner
-wait_until 3 "$RCOORD" --url "$S_URL" lock status far || fail "run never took the lock"
+wait_until 10 "$RCOORD" --url "$S_URL" lock status far || fail "run never took the lock"
 kill -9 "$S_PID"
 stopped_at=$(now_ms)
 set +e

@@ -81,7 +81,7 @@ pass "--wait: woken by the resignation (${took}ms); gives up after DUR"
 obs_text=$!
 "$RCOORD" --json elect observe obs --timeout 4s >"$TEST_TMP/obs.json" &
 obs_json=$!
-wait_until 3 subscribed 'rcoord:{elect:obs}:changes' 2 ||
+wait_until 10 subscribed 'rcoord:{elect:obs}:changes' 2 ||
   fail "observers did not subscribe"
 "$RCOORD" elect campaign obs --id a --ttl 5s >/dev/null
 "$RCOORD" elect resign obs --id a >/dev/null
@@ -123,7 +123,7 @@ pass "observe --timeout (${took}ms) next to the global --timeout"
 # Ctrl-C ends observe quietly with 128+N
 "$RCOORD" elect observe quiet >/dev/null 2>"$TEST_TMP/obs.err" &
 pid=$!
-wait_until 3 subscribed 'rcoord:{elect:quiet}:changes' 1 || fail "observer did not subscribe"
+wait_until 10 subscribed 'rcoord:{elect:quiet}:changes' 1 || fail "observer did not subscribe"
 kill -TERM $pid
 set +e
 wait $pid
@@ -143,27 +143,32 @@ assert_eq "$(json_field "$OUT" term)" 2
 pass "run: RCOORD_TERM/ELECTION/ID, the command's exit code, steps down after"
 
 # run: another leader means exit 1 (or -E); the same id in another process is not shared
-"$RCOORD" elect run job --id a --ttl 1s -- sleep 2 &
+# The command runs until told to stop (a fixed `sleep 2` could end during the checks below
+# when sanitized processes start slowly).
+"$RCOORD" elect run job --id a --ttl 1s -- sh -c 'while [ ! -e "$0" ]; do sleep 0.05; done' \
+  "$TEST_TMP/stop-job" &
 runner=$!
 track $runner
-wait_until 3 "$RCOORD" elect status job
+wait_until 10 "$RCOORD" elect status job
+led_at=$(now_ms)
 expect 1 "$RCOORD" elect run job --id b -- touch "$TEST_TMP/ran"
 expect 75 "$RCOORD" elect run job --id b -E 75 -- touch "$TEST_TMP/ran"
 expect 1 "$RCOORD" elect run job --id a -- touch "$TEST_TMP/ran"
 assert_contains "$ERR" "give each process its own --id"
 [ ! -e "$TEST_TMP/ran" ] || fail "a command ran without leadership"
-# the 1 s lease is renewed while the command runs for 2 s
-sleep 1.3
+# the 1 s lease is renewed while the command runs: still leader 1.3 s after it was seen
+until [ $(($(now_ms) - led_at)) -ge 1300 ]; do sleep 0.05; done
 expect 0 "$RCOORD" elect status job
+touch "$TEST_TMP/stop-job"
 wait $runner
 expect 1 "$RCOORD" elect status job
-pass "run: not leader exits 1 or -E; a 1s lease renewed for 2s; no sharing of one id"
+pass "run: not leader exits 1 or -E; a 1s lease renewed past its TTL; no sharing of one id"
 
 # run: loss of leadership terminates the command and exits 5
 "$RCOORD" elect run lose --id a --ttl 600ms --kill-grace 2s -- sh -c 'trap "echo got-term >>\"$0\"; exit 0" TERM; while :; do sleep 0.05; done' "$TEST_TMP/lose.log" &
 runner=$!
 track $runner
-wait_until 3 "$RCOORD" elect status lose
+wait_until 10 "$RCOORD" elect status lose
 redis-cli -p "$R_PORT" del 'rcoord:{elect:lose}' >/dev/null
 "$RCOORD" elect campaign lose --id thief --ttl 30s >/dev/null
 start=$(now_ms)

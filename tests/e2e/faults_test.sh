@@ -56,7 +56,7 @@ consumer=$!
 track $consumer
 wait_until 5 grep -q slow "$TEST_TMP/handled" || fail "consume never ran the message"
 restart_empty
-wait_until 5 test -e "$TEST_TMP/slow-term" || fail "consume: the command did not get SIGTERM"
+wait_until 10 test -e "$TEST_TMP/slow-term" || fail "consume: the command did not get SIGTERM"
 assert_contains "$(cat "$TEST_TMP/consume.err")" "was lost while the command ran"
 alive $consumer || fail "consume exited after the restart"
 expect 0 "$RCOORD" queue push jobs after-restart

@@ -51,17 +51,20 @@ pass "--wait runs after the release (${took}ms)"
 
 # renewal: a 1.5s lease outlives itself while the command runs, and is gone after
 # (the margins allow for a loaded machine running a sanitizer build)
-"$RCOORD" lock run renew --ttl 2s -- sleep 5 &
+# (the command runs until told to stop, so slow checks cannot outlast it)
+"$RCOORD" lock run renew --ttl 2s -- sh -c 'while [ ! -e "$0" ]; do sleep 0.05; done' \
+  "$TEST_TMP/stop-renew" &
 runner=$!
 track $runner
-wait_until 3 "$RCOORD" lock status renew || fail "run never took the lock"
+wait_until 10 "$RCOORD" lock status renew || fail "run never took the lock"
 sleep 2.5
 expect 1 "$RCOORD" lock acquire renew
 sleep 1.5
 expect 1 "$RCOORD" lock acquire renew
+touch "$TEST_TMP/stop-renew"
 wait $runner
 expect 1 "$RCOORD" lock status renew
-pass "renewal keeps a 2s lease alive for 5s, released at the end"
+pass "renewal keeps a 2s lease alive for 4s and more, released at the end"
 
 # --min-hold keeps the lock after a quick command, by its TTL
 expect 0 "$RCOORD" lock run cron --min-hold 3s -- true

@@ -71,7 +71,7 @@ pass "--permits 2 taken all at once, not starved by a later --permits 1"
 "$RCOORD" sem run lost --limit 2 --ttl 1500ms -- sh -c 'trap "touch $0; exit 143" TERM; sleep 30 & wait' "$TEST_TMP/got-term" &
 runner=$!
 track $runner
-wait_until 3 "$RCOORD" sem status lost || fail "sem run never took a permit"
+wait_until 10 "$RCOORD" sem status lost || fail "sem run never took a permit"
 expect 0 "$RCOORD" sem status lost --json
 token=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["holders"][0]["token"])' "$OUT")
 expect 0 "$RCOORD" sem release lost --token "$token"
@@ -87,7 +87,7 @@ pass "permit removed by an operator: command terminated, exit 5"
 "$RCOORD" sem run crash --limit 1 --ttl 1s -- sleep 30 &
 runner=$!
 track $runner
-wait_until 3 "$RCOORD" sem status crash || fail "sem run never took a permit"
+wait_until 10 "$RCOORD" sem status crash || fail "sem run never took a permit"
 child=$(pgrep -P $runner sleep || true)
 kill -9 $runner
 [ -n "$child" ] && kill -9 "$child" 2>/dev/null || true

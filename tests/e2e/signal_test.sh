@@ -42,16 +42,16 @@ pass "send with nobody waiting: 0 receivers, exit 1"
 
 # wait: the first message's data, exit 0; JSON
 start_waiters "$TEST_TMP/basic" 1 ch --timeout 10s
-wait_until 3 registered ch 1 || fail "the waiter did not register"
+wait_until 10 registered ch 1 || fail "the waiter did not register"
 expect 0 "$RCOORD" signal send ch 'hello world'
 assert_eq "$OUT" 1
-wait_until 3 finished_is "$TEST_TMP/basic" 1 || fail "the waiter did not return"
+wait_until 10 finished_is "$TEST_TMP/basic" 1 || fail "the waiter did not return"
 assert_eq "$(cut -d' ' -f1 "$TEST_TMP/basic/1.rc")" 0
 assert_eq "$(cat "$TEST_TMP/basic/1.out")" 'hello world'
 start_waiters "$TEST_TMP/json" 1 ch --timeout 10s --json
-wait_until 3 registered ch 1
+wait_until 10 registered ch 1
 expect 0 "$RCOORD" signal send ch data
-wait_until 3 finished_is "$TEST_TMP/json" 1
+wait_until 10 finished_is "$TEST_TMP/json" 1
 assert_eq "$(cat "$TEST_TMP/json/1.out")" '{"received":true,"channel":"ch","data":"data"}'
 pass "wait prints the message's data (text and JSON)"
 
@@ -87,18 +87,18 @@ pass "usage errors exit 2, a foreign key exits 4 and is left alone"
 
 # --all: one message on every channel, one line each in the order given
 start_waiters "$TEST_TMP/all" 1 a b --all --timeout 10s
-wait_until 3 registered b 1
+wait_until 10 registered b 1
 expect 0 "$RCOORD" signal send b B
 sleep 0.2
 [ "$(finished "$TEST_TMP/all")" -eq 0 ] || fail "--all returned after one channel"
 expect 0 "$RCOORD" signal send a A
-wait_until 3 finished_is "$TEST_TMP/all" 1
+wait_until 10 finished_is "$TEST_TMP/all" 1
 assert_eq "$(cat "$TEST_TMP/all/1.out")" "$(printf 'A\nB')"
 # without --all: the first message on any of them
 start_waiters "$TEST_TMP/any" 1 a b --timeout 10s
-wait_until 3 registered b 1
+wait_until 10 registered b 1
 expect 0 "$RCOORD" signal send b first
-wait_until 3 finished_is "$TEST_TMP/any" 1
+wait_until 10 finished_is "$TEST_TMP/any" 1
 assert_eq "$(cat "$TEST_TMP/any/1.out")" first
 pass "wait on several channels: the first message, or --all one on each"
 
@@ -108,7 +108,7 @@ wait_until 5 registered go 5 || fail "the five waiters did not register"
 for round in 1 2 3 4 5; do
   expect 0 "$RCOORD" signal send go "message $round" --one
   assert_eq "$OUT" 1 "--one reports one receiver"
-  wait_until 3 finished_is "$TEST_TMP/one" "$round" || fail "--one woke nobody in round $round"
+  wait_until 10 finished_is "$TEST_TMP/one" "$round" || fail "--one woke nobody in round $round"
   sleep 0.3 # time for a second waiter to return, if --one woke two
   assert_eq "$(finished "$TEST_TMP/one")" "$round" "--one woke more than one waiter in round $round"
 done
@@ -122,7 +122,7 @@ wait_until 5 registered cnt 3 || fail "the three waiters did not register"
 expect 0 "$RCOORD" signal send cnt first --one
 expect 0 "$RCOORD" signal send cnt rest
 assert_eq "$OUT" 2 "the broadcast counts the two waiters still waiting"
-wait_until 3 finished_is "$TEST_TMP/count" 3 || fail "not all three returned"
+wait_until 10 finished_is "$TEST_TMP/count" 3 || fail "not all three returned"
 assert_eq "$(cat "$TEST_TMP"/count/*.out | sort | tr '\n' ,)" "first,rest,rest,"
 pass "receiver counts are exact: --one then a broadcast reach 1 + 2 of 3 waiters"
 
@@ -132,7 +132,7 @@ wait_until 5 registered all 5 || fail "the five waiters did not register"
 start=$(now_ms)
 expect 0 "$RCOORD" signal send all everyone
 assert_eq "$OUT" 5
-wait_until 3 finished_is "$TEST_TMP/bcast" 5 || fail "the broadcast did not wake all five"
+wait_until 10 finished_is "$TEST_TMP/bcast" 5 || fail "the broadcast did not wake all five"
 for i in 1 2 3 4 5; do
   assert_eq "$(cut -d' ' -f1 "$TEST_TMP/bcast/$i.rc")" 0
   assert_eq "$(cat "$TEST_TMP/bcast/$i.out")" everyone
@@ -153,11 +153,11 @@ wait_until 5 registered dead 5 || fail "the waiters did not register"
   kill -9 "${pids[@]}"
   for p in "${pids[@]}"; do wait "$p" || true; done
 } 2>/dev/null
-wait_until 3 listening dead 1 || fail "the server did not drop the dead connections"
+wait_until 10 listening dead 1 || fail "the server did not drop the dead connections"
 registered dead 5 || fail "the dead waiters should still be registered"
 expect 0 "$RCOORD" signal send dead 'for the living' --one
 assert_eq "$OUT" 1
-wait_until 3 finished_is "$TEST_TMP/live" 1 || fail "the live waiter did not get the message"
+wait_until 10 finished_is "$TEST_TMP/live" 1 || fail "the live waiter did not get the message"
 assert_eq "$(cat "$TEST_TMP/live/1.out")" 'for the living'
 pass "four waiters killed with -9 and still registered: --one reaches the live one"
 
@@ -224,7 +224,7 @@ for i in $(seq 1 10); do
   track $!
 done
 wait "${downs[@]}"
-wait_until 3 test "$(find "$TEST_TMP/lw" -name '*.rc' | wc -l)" -eq 3 2>/dev/null || true
+wait_until 10 test "$(find "$TEST_TMP/lw" -name '*.rc' | wc -l)" -eq 3 2>/dev/null || true
 python3 - "$TEST_TMP/down" "$TEST_TMP/lw" <<'PY' || fail "latch timing"
 import os, sys
 downs = [open(os.path.join(sys.argv[1], f)).read().split() for f in os.listdir(sys.argv[1])]

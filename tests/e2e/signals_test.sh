@@ -16,7 +16,7 @@ SH
 "$RCOORD" lock run tree -- sh "$TEST_TMP/tree.sh" &
 runner=$!
 track $runner
-wait_until 3 test -s "$TEST_TMP/grandchild.pid" || fail "child did not start"
+wait_until 10 test -s "$TEST_TMP/grandchild.pid" || fail "child did not start"
 grandchild=$(cat "$TEST_TMP/grandchild.pid")
 kill -TERM $runner
 set +e
@@ -35,7 +35,7 @@ for sig in HUP INT; do
   "$RCOORD" lock run handled -- sh -c "trap 'exit 7' $sig; touch '$TEST_TMP/ready'; while :; do sleep 0.05; done" &
   runner=$!
   track $runner
-  wait_until 3 test -e "$TEST_TMP/ready" || fail "child did not start"
+  wait_until 10 test -e "$TEST_TMP/ready" || fail "child did not start"
   kill -$sig $runner
   set +e
   wait $runner
@@ -212,7 +212,7 @@ for p in lock sem elect; do
     name="running-$p-$sig"
     rm -f "$TEST_TMP/ready"
     start_runner $p "$name" sh -c 'touch "$0"; sleep 30 & wait' "$TEST_TMP/ready"
-    wait_until 5 test -e "$TEST_TMP/ready" || fail "$what: the command did not start"
+    wait_until 10 test -e "$TEST_TMP/ready" || fail "$what: the command did not start"
     held_by_runner $p "$name" || fail "$what: not held while the command runs"
     kill -$sig $RUNNER
     runner_exit
@@ -226,9 +226,9 @@ for p in lock sem elect; do
     start_runner $p "$name" sh -c \
       'trap "touch \"\$1\"; trap \"\" INT TERM; sleep 1; exit 7" INT TERM; touch "$0"; sleep 30 & wait' \
       "$TEST_TMP/ready" "$TEST_TMP/stopping"
-    wait_until 5 test -e "$TEST_TMP/ready" || fail "$what: the command did not start"
+    wait_until 10 test -e "$TEST_TMP/ready" || fail "$what: the command did not start"
     kill -$sig $RUNNER
-    wait_until 5 test -e "$TEST_TMP/stopping" || fail "$what: the signal was not forwarded"
+    wait_until 10 test -e "$TEST_TMP/stopping" || fail "$what: the signal was not forwarded"
     kill -$sig $RUNNER 2>/dev/null || true
     sleep 0.2
     held_by_runner $p "$name" || fail "$what: given back before the command had exited"
