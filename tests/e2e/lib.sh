@@ -61,16 +61,13 @@ start_redis() {
     # only after every TCP and TLS port is bound, and a server of another test that owns
     # the same port cannot answer there. NOAUTH also means it is up (requirepass given).
     if _await_server "$pid" _answers_on_socket "$pid" "$dir/redis.sock"; then
-      _redis_pids+=("$pid")
-      printf -v "${name}_PORT" '%s' "$port"
+      _keep_server "$name" "$pid" "$port"
       printf -v "${name}_PORT2" '%s' "$port2"
-      printf -v "${name}_PID" '%s' "$pid"
       printf -v "${name}_URL" '%s' "redis://127.0.0.1:$port"
       printf -v "${name}_SOCK" '%s' "$dir/redis.sock"
       return 0
     fi
-    kill -9 "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
+    _drop_server "$pid"
   done
   fail "cannot start redis-server (10 attempts); last log: $(tail -n 3 "$dir/redis.log" 2>/dev/null | tr '\n' ' ')"
 }
@@ -85,6 +82,19 @@ _await_server() {
     [ "$(now_ms)" -lt "$deadline" ] || return 1
     sleep 0.02
   done
+}
+
+# _keep_server NAME PID PORT: the server is stopped at exit; sets ${NAME}_PID and ${NAME}_PORT.
+_keep_server() {
+  _redis_pids+=("$2")
+  printf -v "${1}_PID" '%s' "$2"
+  printf -v "${1}_PORT" '%s' "$3"
+}
+
+# _drop_server PID: a server that did not come up (its port was taken) is gone.
+_drop_server() {
+  kill -9 "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
 }
 
 # _answers_on_socket PID SOCKET: the server answers PING (or NOAUTH) on its own SOCKET.
@@ -113,13 +123,10 @@ CONF
     redis-server "$dir/sentinel.conf" --sentinel --logfile "$dir/log" &
     pid=$!
     if _await_server "$pid" _is_server_on_port "$pid" "$port"; then
-      _redis_pids+=("$pid")
-      printf -v "${name}_PORT" '%s' "$port"
-      printf -v "${name}_PID" '%s' "$pid"
+      _keep_server "$name" "$pid" "$port"
       return 0
     fi
-    kill -9 "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
+    _drop_server "$pid"
   done
   fail "cannot start redis-sentinel (10 attempts); last log: $(tail -n 3 "$dir/log" 2>/dev/null | tr '\n' ' ')"
 }
