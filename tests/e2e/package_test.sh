@@ -39,8 +39,9 @@ dpkg --root="$root" --force-depends --force-not-root -i "$deb" >/dev/null 2>"$TE
 pass "cpack .deb installs with dpkg into an empty root, and rcoord --version runs"
 
 # A clean Debian: a minimal system made by debootstrap from the machine's own Debian mirror
-# (as apt is configured), kept next to the build so later runs reuse it (about 200 MB). The package installs
-# with plain dpkg (its Depends are met by a bare system) and the binary talks to a server.
+# (as apt is configured), kept next to the build so later runs reuse it (about 200 MB). The
+# package installs with plain dpkg (its Depends are met by a bare system) and the binary
+# talks to a server.
 clean_debian_unavailable() {
   if grep -q '^RCOORD_SANITIZE:STRING=.' "$BUILD/CMakeCache.txt" 2>/dev/null; then
     echo "sanitized build: its binary needs the compiler's runtime; the release pass checks"
@@ -66,8 +67,13 @@ if [ ! -f "$base/.complete" ]; then
   apt_proxy=""
   eval "$(apt-config shell apt_proxy Acquire::http::Proxy 2>/dev/null)"
   [ -z "$apt_proxy" ] || export http_proxy=$apt_proxy
-  debootstrap --variant=minbase "$codename" "$base.partial" "$mirror" >"$TEST_TMP/debootstrap.log" 2>&1 ||
-    fail "debootstrap failed: $(tail -n 3 "$TEST_TMP/debootstrap.log" | tr '\n' ' ')"
+  # a second try for a download cut short by the network
+  for try in 1 2; do
+    rm -rf "$base.partial"
+    if debootstrap --variant=minbase "$codename" "$base.partial" "$mirror" \
+      >"$TEST_TMP/debootstrap.log" 2>&1; then break; fi
+    [ "$try" = 1 ] || fail "debootstrap failed: $(tail -n 3 "$TEST_TMP/debootstrap.log" | tr '\n' ' ')"
+  done
   mv "$base.partial" "$base"
   touch "$base/.complete"
 fi
