@@ -242,7 +242,7 @@ std::size_t list(Connection& conn, const Keys& keys, std::string_view pattern,
       scan_node(node, keys, match, seen, found, each);
     } catch (const Error& e) {
       if (e.code() != kConnection) throw;
-      unreachable.push_back(e.what());
+      unreachable.emplace_back(e.what());
     }
   }
   if (!unreachable.empty()) {
