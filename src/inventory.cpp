@@ -70,12 +70,10 @@ std::string sem_state(Connection& conn, const Keys& keys, const std::string& nam
                      s.holders.size(), s.waiting);
 }
 
-// The decision parameters last used on a limit, as its state keeps them. State written by
-// earlier versions has no burst and is shown without what is left.
-std::optional<limit::Params> stored_params(Connection& conn, const std::string& key) {
-  Reply r = conn.command({"HMGET", key, "algo", "unit", "drain", "burst", "window"});
-  if (r->type != REDIS_REPLY_ARRAY || r->elements != 5) return std::nullopt;
-  auto field = [&](std::size_t i) { return reply_string(r->element[i]); };
+// The decision parameters last used on a limit, from the HMGET of its algo, unit, drain,
+// burst and window. State written by earlier versions has no burst: nullopt.
+std::optional<limit::Params> stored_params(const redisReply* fields) {
+  auto field = [&](std::size_t i) { return reply_string(fields->element[i]); };
   auto algo = limit::parse_algo(field(0));
   auto number = [&](std::size_t i) { return positive_or_zero(field(i)); };
   if (!algo || number(3) < 1) return std::nullopt;
@@ -95,9 +93,13 @@ std::optional<limit::Params> stored_params(Connection& conn, const std::string& 
 
 std::string limit_state(Connection& conn, const Keys& keys, const std::string& name) {
   std::string key = keys.object("limit", name);
-  std::string algo = reply_string(conn.command({"HGET", key, "algo"}).get());
+  Reply fields = conn.command({"HMGET", key, "algo", "unit", "drain", "burst", "window"});
+  if (fields->type != REDIS_REPLY_ARRAY || fields->elements != 5) {
+    throw Error(kServer, "unexpected reply to HMGET");
+  }
+  std::string algo = reply_string(fields->element[0]);
   if (algo.empty()) return "no state (idle)";
-  if (auto params = stored_params(conn, key)) {
+  if (auto params = stored_params(fields.get())) {
     auto now = limit::evaluate(conn, keys, name, *params, -1, /*peek=*/true, "ls");
     return fmt::format("{}, {} of {} left, full again in {}", algo, now.remaining, now.limit,
                        seconds(limit::ceil_ms(now.reset_after_us)));
