@@ -191,8 +191,7 @@ consumer=$!
 track $consumer
 # SIGTERM once it waits (a sanitized start-up on a busy machine can take longer than any
 # fixed sleep, and a signal before rcoord's handlers exist would kill it outright).
-wait_until 20 bash -c "redis-cli -p $R_PORT client list | grep -q 'cmd=blmove'" ||
-  fail "idle consume never started waiting"
+wait_blocked "$R_PORT" 1
 start=$(now_ms)
 kill -TERM $consumer
 wait $consumer || fail "idle consume did not exit 0 on SIGTERM"
