@@ -47,7 +47,7 @@ check_examples() {
       "${path%% *} "*) ;;
       *) fail "rcoord $path --help shows an example of another command: rcoord $example" ;;
     esac
-  done < <(echo "$help" | example_paths $COMMANDS)
+  done < <(echo "$help" | example_paths "$COMMANDS")
   [ "$own" = 1 ] || fail "rcoord $path --help shows no example of its own"
 }
 
