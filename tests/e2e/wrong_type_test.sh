@@ -71,8 +71,12 @@ verbs_of() {
 }
 
 # What a group's object is made of before its key is replaced (bloom-reserved: a filter that
-# exists, whose layer is then someone else's key).
-setup() { if [ "$1" = bloom-reserved ]; then "$RCOORD" -q bloom reserve "$2" --capacity 100 --error-rate 0.01; fi; }
+# exists, whose layer is then someone else's key); fails when there is nothing to make.
+setup() {
+  [ "$1" = bloom-reserved ] || return 1
+  cli eval "$DELETE" 0 "$3" >/dev/null
+  "$RCOORD" -q bloom reserve "$2" --capacity 100 --error-rate 0.01
+}
 
 # The verbs that do not use a key, and so answer as usual however foreign it is: GROUP SUFFIX
 # VERB (VERB with @ for the name), one per line. Every other verb must refuse the key.
@@ -92,30 +96,40 @@ elect :wake elect observe @ --timeout 200ms
 EXEMPT
 }
 
-# Lua run on the server: a SHA1 of every key matching ARGV[1] (its name, type, value and
-# expiry), to tell whether anything of the object changed; and the deletion of those keys.
-SNAPSHOT="local keys = redis.call('KEYS', ARGV[1]) table.sort(keys) local s = ''
-for _, k in ipairs(keys) do
-  s = s .. k .. '|' .. redis.call('TYPE', k)['ok'] .. '|' .. redis.call('DUMP', k) .. '|' ..
-    redis.call('PEXPIRETIME', k) .. '\n'
-end
-return redis.sha1hex(s)"
-DELETE="for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) end return 0"
+# Lua run on the server, one call each. SNAPSHOT: a SHA1 of every key matching ARGV[1] (its
+# name, type, value and expiry), to tell whether anything of the object changed. DELETE: the
+# keys matching ARGV[1] are gone. FOREIGN: the keys matching ARGV[1] are gone first when
+# ARGV[3] is '1', then KEYS[1] is someone else's data (a list when ARGV[2] is 'string', the type
+# rcoord keeps there, else a string); returns the snapshots of the keys matching ARGV[1] and of
+# KEYS[1].
+SNAP_FN="local function snapshot(pattern)
+  local keys = redis.call('KEYS', pattern) table.sort(keys) local s = ''
+  for _, k in ipairs(keys) do
+    s = s .. k .. '|' .. redis.call('TYPE', k)['ok'] .. '|' .. redis.call('DUMP', k) .. '|' ..
+      redis.call('PEXPIRETIME', k) .. '\n'
+  end
+  return redis.sha1hex(s)
+end"
+SNAPSHOT="$SNAP_FN return snapshot(ARGV[1])"
+DELETE_ALL="for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) end"
+DELETE="$DELETE_ALL return 0"
+FOREIGN="$SNAP_FN if ARGV[3] == '1' then $DELETE_ALL end redis.call('DEL', KEYS[1])
+if ARGV[2] == 'string' then redis.call('RPUSH', KEYS[1], 'a', 'b') else redis.call('SET', KEYS[1], 'precious') end
+return {snapshot(ARGV[1]), snapshot(KEYS[1])}"
 
 # one_case GROUP SUFFIX TYPE VERB MODE: the object of GROUP with its key SUFFIX made foreign
 # (a list where rcoord keeps a string, else a string), VERB run in MODE (text or json).
 one_case() {
-  local group=$1 suffix=$2 want=$3 verb=$4 mode=$5 tag name key pattern before key_before args
+  local group=$1 suffix=$2 want=$3 verb=$4 mode=$5 tag name key pattern snaps before key_before args
   tag=$(tag_of "$group")
   name="$group${suffix//:/-}"
   key="rcoord:{$tag:$name}$suffix"
   pattern="rcoord:{$tag:$name}*"
-  cli eval "$DELETE" 0 "$pattern" >/dev/null
-  setup "$group" "$name"
-  cli del "$key" >/dev/null
-  if [ "$want" = string ]; then cli rpush "$key" a b >/dev/null; else cli set "$key" precious >/dev/null; fi
-  before=$(cli eval "$SNAPSHOT" 0 "$pattern")
-  key_before=$(cli eval "$SNAPSHOT" 0 "$key")
+  local fresh=1
+  setup "$group" "$name" "$pattern" && fresh=0
+  snaps=$(cli eval "$FOREIGN" 1 "$key" "$pattern" "$want" "$fresh")
+  before=${snaps%%$'\n'*}
+  key_before=${snaps#*$'\n'}
   args=()
   [ "$mode" = json ] && args=(--json)
   # shellcheck disable=SC2086 # the verb is a list of words
