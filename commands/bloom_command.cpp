@@ -253,6 +253,11 @@ int run_pf_merge(Context& ctx, const PfArgs& a) {
 void add_bloom(CLI::App& app, Context& ctx) {
   auto* bloom = app.add_subcommand("bloom", "Scalable Bloom filters: add and test items");
   bloom->require_subcommand(1);
+  bloom->footer(
+      "Examples:\n"
+      "  rcoord bloom reserve crawled --capacity 10000000 --error-rate 0.001\n"
+      "  ./list-urls | rcoord bloom add crawled | xargs -n1 ./fetch   # only the new ones\n"
+      "  rcoord bloom test crawled https://example.com/ && echo 'seen (probably)'");
 
   auto res = std::make_shared<BloomArgs>();
   auto* r = bloom->add_subcommand("reserve", "Create a filter sized for N items at error rate P");
@@ -308,6 +313,10 @@ void add_bloom(CLI::App& app, Context& ctx) {
 void add_pf(CLI::App& app, Context& ctx) {
   auto* pf = app.add_subcommand("pf", "HyperLogLog: count distinct items in 12 KiB");
   pf->require_subcommand(1);
+  pf->footer(
+      "Examples:\n"
+      "  zcat access.log.gz | cut -d' ' -f1 | rcoord pf add visitors-mon\n"
+      "  rcoord pf count visitors-mon visitors-tue   # distinct visitors over both days");
 
   auto add = std::make_shared<PfArgs>();
   auto* a = pf->add_subcommand("add", "Add items; print whether the estimate changed");

@@ -151,6 +151,11 @@ CLI::Option* add_limit(CLI::App* verb, std::size_t& limit) {
 void add_complete(CLI::App& app, Context& ctx) {
   auto* complete = app.add_subcommand("complete", "Autocomplete: prefix search and recent items");
   complete->require_subcommand(1);
+  complete->footer(
+      "Examples:\n"
+      "  cut -d, -f1 cities.csv | rcoord complete add cities\n"
+      "  rcoord complete suggest cities zü --limit 5\n"
+      "  rcoord complete recent push contacts:alice bob@example.com");
 
   auto add = std::make_shared<CompleteArgs>();
   auto* a = complete->add_subcommand("add", "Add terms; print the ones that were new");
@@ -184,6 +189,10 @@ void add_complete(CLI::App& app, Context& ctx) {
 
   auto* recent = complete->add_subcommand("recent", "Most-recent-first lists without duplicates");
   recent->require_subcommand(1);
+  recent->footer(
+      "Examples:\n"
+      "  rcoord complete recent push contacts:alice bob@example.com\n"
+      "  rcoord complete recent suggest contacts:alice b");
 
   auto push = std::make_shared<CompleteArgs>();
   auto* p = recent->add_subcommand("push", "Put ITEM first in LIST; print the list's length");

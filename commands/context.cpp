@@ -254,6 +254,8 @@ void Context::resolve_endpoint() {
     url_tier = kConfig;
   }
   Endpoint ep = parse_url(url);
+  // A bare `word@` names the ACL user when a password also comes from elsewhere (SPEC §1).
+  if (ep.bare_userinfo) take_bare_user(ep, global_password());
   std::optional<std::string> url_password = ep.password;
   ep.password.reset();
 
@@ -354,6 +356,7 @@ void Context::resolve_redlock_endpoints() {
   settings_.endpoints.clear();
   for (const auto& url : opts.urls) {
     Endpoint ep = parse_url(url);
+    take_bare_user(ep, password);
     if (!ep.password) ep.password = password;
     if (ep.user.empty() && given("user")) ep.user = opts.user;
     resolve_tls(ep);

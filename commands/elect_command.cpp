@@ -189,6 +189,10 @@ void add_wait(CLI::App* verb, ElectArgs& a) {
 void add_elect(CLI::App& app, Context& ctx) {
   auto* elect = app.add_subcommand("elect", "Leader election with a lease and fencing terms");
   elect->require_subcommand(1);
+  elect->footer(
+      "Examples:\n"
+      "  rcoord elect run scheduler --id \"$(hostname)\" --wait forever -- ./scheduler\n"
+      "  rcoord elect status scheduler");
 
   auto camp = std::make_shared<ElectArgs>();
   auto* c = elect->add_subcommand("campaign", "Become leader (or renew) and print the term");

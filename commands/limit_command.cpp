@@ -148,6 +148,10 @@ void add_shape(CLI::App* verb, LimitArgs& a) {
 void add_limit(CLI::App& app, Context& ctx) {
   auto* limit = app.add_subcommand("limit", "Rate limits decided on the server's clock");
   limit->require_subcommand(1);
+  limit->footer(
+      "Examples:\n"
+      "  rcoord limit check deploys --rate 5/h || exit 1\n"
+      "  rcoord limit wait api-calls --rate 10/s --max-wait 30s && curl ...");
 
   auto chk = std::make_shared<LimitArgs>();
   auto* c = limit->add_subcommand("check", "Take one request's cost if the rate allows it now");

@@ -522,6 +522,10 @@ void add_nul(CLI::App* verb, QueueArgs& a, const std::string& help) {
 void add_queue(CLI::App& app, Context& ctx) {
   auto* queue = app.add_subcommand("queue", "Reliable queues: push, pop, ack, dead letters");
   queue->require_subcommand(1);
+  queue->footer(
+      "Examples:\n"
+      "  rcoord queue push jobs 'resize 1.jpg' 'resize 2.jpg'\n"
+      "  rcoord queue consume jobs --ack-timeout 5m -- ./handle.sh");
 
   auto push = std::make_shared<QueueArgs>();
   auto* p = queue->add_subcommand("push", "Push messages (arguments, or stdin one per line)");

@@ -191,6 +191,10 @@ void add_timeout(CLI::App* verb, std::string& timeout, const std::string& what) 
 void add_signal(CLI::App& app, Context& ctx) {
   auto* signal = app.add_subcommand("signal", "Send and wait for signals on named channels");
   signal->require_subcommand(1);
+  signal->footer(
+      "Examples:\n"
+      "  rcoord signal wait deploys --timeout 30s   # on one host\n"
+      "  rcoord signal send deploys done           # on another: the waiter prints done");
 
   auto snd = std::make_shared<SignalArgs>();
   auto* s = signal->add_subcommand("send", "Send DATA to the waiters of CHANNEL; print how many");
@@ -216,6 +220,11 @@ void add_signal(CLI::App& app, Context& ctx) {
 void add_latch(CLI::App& app, Context& ctx) {
   auto* latch = app.add_subcommand("latch", "Count-down latches: wait until N parties are done");
   latch->require_subcommand(1);
+  latch->footer(
+      "Examples (a CI fan-in: 8 shards count down, one job waits):\n"
+      "  rcoord latch init \"tests-$CI_PIPELINE_ID\" --count 8 --ttl 24h\n"
+      "  rcoord latch down \"tests-$CI_PIPELINE_ID\"   # in each shard\n"
+      "  rcoord latch wait \"tests-$CI_PIPELINE_ID\" --timeout 1h && ./publish.sh");
 
   auto in = std::make_shared<LatchArgs>();
   auto* i = latch->add_subcommand("init", "Create a latch with a count (an existing one is kept)");

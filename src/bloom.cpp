@@ -57,9 +57,7 @@ void append_header(std::string& out, std::string_view verb, std::string_view key
   std::string msg(r->str, r->len);
   conn.close();  // replies of the rest of the batch are still on the way
   if (msg.rfind("WRONGTYPE", 0) == 0) {
-    throw Error(kServer,
-                fmt::format("WRONGTYPE key {} holds something that is not an rcoord bloom", key),
-                "use another filter name or --prefix");
+    throw foreign_key_error(key, "another type than the string of a bloom filter's layer");
   }
   throw Error(kServer, fmt::format("BITFIELD on {} failed: {}", key, msg));
 }
@@ -156,9 +154,7 @@ bool decode_meta(const redisReply* type, const redisReply* all, const std::strin
   std::string kind = reply_string(type);
   if (kind == "none") return false;
   if (kind != "hash" || all->type != REDIS_REPLY_ARRAY) {
-    throw Error(kServer,
-                fmt::format("WRONGTYPE key {} holds a {} that is not an rcoord bloom", key, kind),
-                "use another filter name or --prefix");
+    throw foreign_key_error(key, fmt::format("a {} that is not an rcoord bloom filter", kind));
   }
   std::vector<std::pair<std::string, std::string>> fields;
   for (std::size_t i = 0; i + 1 < all->elements; i += 2) {
@@ -171,11 +167,7 @@ bool decode_meta(const redisReply* type, const redisReply* all, const std::strin
     return nullptr;
   };
   const std::string* layers = get("layers");
-  if (layers == nullptr) {
-    throw Error(kServer,
-                fmt::format("WRONGTYPE key {} holds a hash that is not an rcoord bloom", key),
-                "use another filter name or --prefix");
-  }
+  if (layers == nullptr) throw foreign_key_error(key, "a hash that is not an rcoord bloom filter");
   auto need = [&](const std::string& f) -> const std::string& {
     const std::string* v = get(f);
     if (v == nullptr) {
@@ -300,11 +292,13 @@ void Adder::format_sets(const Batch& b, std::size_t begin, std::size_t end, std:
 std::string Adder::grant_command(std::int64_t want) {
   std::size_t next = meta_.layers.size();
   Layer l = next_layer(meta_, next);
+  grant_keys_ = {meta_key_, layer_key(keys_, name_, next), layer_key(keys_, name_, next - 1)};
   Args args{"EVALSHA",
             std::string(lua::kBloomGrant.sha1),
-            "2",
-            meta_key_,
-            layer_key(keys_, name_, next),
+            "3",
+            grant_keys_[0],
+            grant_keys_[1],
+            grant_keys_[2],
             std::to_string(settle_layer_),
             std::to_string(settle_back_),
             std::to_string(settle_added_),
@@ -331,7 +325,7 @@ Adder::Grant Adder::parse_grant(const Reply& r) {
   }
   if (r->type == REDIS_REPLY_ERROR) {
     conn_.close();
-    check_reply(r, "script bloom_grant");
+    throw script_error(std::string_view(r->str, r->len), lua::kBloomGrant, grant_keys_);
   }
   if (r->type != REDIS_REPLY_ARRAY || r->elements != 4) {
     conn_.close();
@@ -355,7 +349,8 @@ Adder::Grant Adder::grant_now(std::int64_t want) {
   // EVAL with the body when the server lost its script cache (restart, SCRIPT FLUSH).
   std::size_t next = meta_.layers.size();
   Layer l = next_layer(meta_, next);
-  Reply r = eval(conn_, lua::kBloomGrant, {meta_key_, layer_key(keys_, name_, next)},
+  grant_keys_ = {meta_key_, layer_key(keys_, name_, next), layer_key(keys_, name_, next - 1)};
+  Reply r = eval(conn_, lua::kBloomGrant, grant_keys_,
                  {std::to_string(settle_layer_), std::to_string(settle_back_),
                   std::to_string(settle_added_), std::to_string(want), std::to_string(next),
                   std::to_string(l.capacity), std::to_string(l.bits), std::to_string(l.hashes)});
@@ -628,8 +623,8 @@ Info info(Connection& conn, const Keys& keys, std::string_view name) {
   double none_positive = 1.0;
   for (std::size_t i = 0; i < m.layers.size(); ++i) {
     std::string key = layer_key(keys, name, i);
-    check_reply(replies[2 * i], "BITCOUNT " + key);
-    check_reply(replies[2 * i + 1], "STRLEN " + key);
+    check_key_reply(replies[2 * i], "BITCOUNT " + key, key);
+    check_key_reply(replies[2 * i + 1], "STRLEN " + key, key);
     auto layer_ones = static_cast<std::uint64_t>(reply_integer(replies[2 * i].get()));
     const Layer& l = m.layers[i];
     out.capacity += l.capacity;

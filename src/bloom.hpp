@@ -179,6 +179,7 @@ class Adder {
   std::int64_t settle_back_ = 0;
   std::int64_t settle_added_ = 0;
   std::array<std::int64_t, 3> carried_{-1, 0, 0};  ///< settlement riding on a pipelined grant
+  Args grant_keys_;  ///< the KEYS of the grant in flight, to name a key it refuses
   std::string speculative_;
   std::string out_;
 };

@@ -40,9 +40,7 @@ double parse_score(const redisReply* r) {
 std::string term_of(const std::string& member, const std::string& key) {
   auto nul = member.find('\0');
   if (nul == std::string::npos) {
-    throw Error(kServer,
-                fmt::format("key {} holds a member that is not an rcoord complete term", key),
-                "use another index name or --prefix");
+    throw foreign_key_error(key, "a member that is not an rcoord autocomplete term");
   }
   return member.substr(nul + 1);
 }
@@ -170,10 +168,7 @@ void decode_recent(const Reply& type, const Reply& items, const std::string& key
   std::string kind = reply_string(type.get());
   if (kind == "none") return;
   if (kind != "list") {
-    throw Error(
-        kServer,
-        fmt::format("WRONGTYPE key {} holds a {} that is not an rcoord recent list", key, kind),
-        "use another list name or --prefix");
+    throw foreign_key_error(key, fmt::format("a {} that is not an rcoord recent list", kind));
   }
   check_reply(items, "LRANGE " + key);
   std::string folded = fold_case(prefix);

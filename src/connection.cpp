@@ -21,6 +21,7 @@
 
 #include "cluster.hpp"
 #include "errors.hpp"
+#include "keys.hpp"
 #include "signals.hpp"
 
 namespace rcoord {
@@ -566,7 +567,8 @@ Reply Connection::command(const Args& args) {
 
 Reply Connection::command_blocking(const Args& args, Millis block) {
   Reply r = std::move(routed({args}, block).front());
-  check_reply(r, args[0]);
+  // BLPOP/BLMOVE block on the key after the command: a wake list of an rcoord object.
+  check_key_reply(r, args[0], args.size() > 1 ? std::string_view(args[1]) : std::string_view{});
   return r;
 }
 
@@ -689,26 +691,36 @@ void append_command(std::string& out, const Args& args) {
   }
 }
 
-void check_reply(const Reply& r, std::string_view what) {
-  if (r->type != REDIS_REPLY_ERROR) return;
-  std::string msg = error_text(r.get());
+Error reply_error(const std::string& msg, std::string_view what) {
   if (is_auth_error(msg)) {
-    throw Error(kConnection, fmt::format("authentication required: {}", msg), kAuthHint);
+    return Error(kConnection, fmt::format("authentication required: {}", msg), kAuthHint);
   }
   if (starts_with(msg, "CLUSTERDOWN")) {
-    throw Error(kServer, fmt::format("cluster error: {} failed: {}", what, msg),
-                "the cluster cannot serve this key now; check it with 'rcoord doctor'");
+    return Error(kServer, fmt::format("cluster error: {} failed: {}", what, msg),
+                 "the cluster cannot serve this key now; check it with 'rcoord doctor'");
   }
-  if (starts_with(msg, "CROSSSLOT") || cluster::is_redirect(r.get())) {
+  if (starts_with(msg, "CROSSSLOT") || starts_with(msg, "MOVED ") || starts_with(msg, "ASK ")) {
     // A redirect left here came from a bulk stream or a pipeline that only partly ran.
-    throw Error(kServer, fmt::format("cluster error: {} failed: {}", what, msg),
-                "run the command again; if it persists, report it as a bug");
+    return Error(kServer, fmt::format("cluster error: {} failed: {}", what, msg),
+                 "run the command again; if it persists, report it as a bug");
   }
   if (starts_with(msg, "NOPERM")) {
-    throw Error(kServer, fmt::format("{} refused by ACL: {}", what, msg),
-                "grant the rcoord ACL rule to this user (see the README)");
+    return Error(kServer, fmt::format("{} refused by ACL: {}", what, msg),
+                 "grant the rcoord ACL rule to this user (see the README)");
   }
-  throw Error(kServer, fmt::format("{} failed: {}", what, msg));
+  return Error(kServer, fmt::format("{} failed: {}", what, msg));
+}
+
+void check_reply(const Reply& r, std::string_view what) {
+  if (r->type != REDIS_REPLY_ERROR) return;
+  throw reply_error(error_text(r.get()), what);
+}
+
+void check_key_reply(const Reply& r, std::string_view what, std::string_view key) {
+  if (r->type == REDIS_REPLY_ERROR && starts_with(error_text(r.get()), "WRONGTYPE")) {
+    throw foreign_key_error(key, "another type than rcoord keeps there");
+  }
+  check_reply(r, what);
 }
 
 std::int64_t reply_integer(const redisReply* r) {

@@ -168,8 +168,14 @@ class ReplicaWaitSuspended {
 /// Appends one command in RESP form (`*N` then `$len` bulk strings) to `out`.
 void append_command(std::string& out, const Args& args);
 
-/// Throws Error(kServer) if `r` is an error reply, naming `what` (a command or script).
+/// The Error for the error reply `msg` to `what` (a command or script): kConnection for a
+/// missing or wrong password, kServer otherwise.
+Error reply_error(const std::string& msg, std::string_view what);
+/// Throws reply_error() if `r` is an error reply, naming `what` (a command or script).
 void check_reply(const Reply& r, std::string_view what);
+/// As check_reply() for a command on `key`, part of an rcoord object: WRONGTYPE becomes
+/// foreign_key_error(), naming the object and the key.
+void check_key_reply(const Reply& r, std::string_view what, std::string_view key);
 /// Reply accessors that throw Error(kServer) when the shape is not the expected one.
 std::int64_t reply_integer(const redisReply* r);
 std::string reply_string(const redisReply* r);

@@ -93,10 +93,11 @@ Campaign campaign(Connection& conn, const Keys& keys, std::string_view name,
   Campaign result;
   result.name = std::string(name);
   result.id = opts.id;
-  Args script_keys{keys.object(kType, name), keys.aux(kType, name, "term")};
+  // The wake list goes to the script too, which refuses it when it holds another type.
+  std::string wake_key = keys.aux(kType, name, "wake");
+  Args script_keys{keys.object(kType, name), keys.aux(kType, name, "term"), wake_key};
   Args args{opts.id, std::to_string(opts.ttl.count()), channel(keys, name),
             opts.exclusive ? "1" : "0", opts.token.empty() ? random_token() : opts.token};
-  std::string wake_key = keys.aux(kType, name, "wake");
 
   auto start = Clock::now();
   Millis backoff = kFirstBackoff;

@@ -26,9 +26,7 @@ void check(const Reply& r, std::string_view what, std::string_view key) {
   if (r->type != REDIS_REPLY_ERROR) return;
   std::string msg(r->str, r->len);
   if (msg.rfind("WRONGTYPE", 0) == 0 || msg.find("HyperLogLog") != std::string::npos) {
-    throw Error(kServer,
-                fmt::format("WRONGTYPE key {} holds something that is not an rcoord pf", key),
-                "use another key name or --prefix");
+    throw foreign_key_error(key, "something that is not an rcoord HyperLogLog");
   }
   check_reply(r, what);
 }

@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "errors.hpp"
+#include "keys.hpp"
 
 namespace rcoord {
 namespace {
@@ -34,26 +36,45 @@ std::string command_on_line(std::string_view body, long line) {
   return std::string(body.substr(0, body.find('\'')));
 }
 
-// Redis refuses a command inside a script with a message that names only the script line
-// (`... can't run this command or subcommand script: <sha>, on @user_script:26.`): name the
-// command from the embedded body instead, so the operator knows what to grant.
-void check_script_reply(const Reply& r, const Script& script) {
-  if (r->type == REDIS_REPLY_ERROR) {
-    std::string_view msg(r->str, r->len);
-    auto at = msg.find("@user_script:");
-    if (msg.find("can't run this command") != std::string_view::npos &&
-        at != std::string_view::npos) {
-      long line = std::strtol(std::string(msg.substr(at + 13)).c_str(), nullptr, 10);
-      std::string command = command_on_line(script.body, line);
-      if (!command.empty()) {
-        throw Error(
-            kServer,
-            fmt::format("script {} refused by ACL: this user may not run {}", script.name, command),
-            "grant the rcoord ACL rule to this user (see the README)");
-      }
-    }
+// The line of the script an error names (`... on @user_script:26.`), or 0.
+long script_line(std::string_view msg) {
+  auto at = msg.find("@user_script:");
+  if (at == std::string_view::npos) return 0;
+  return std::strtol(std::string(msg.substr(at + 13)).c_str(), nullptr, 10);
+}
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// A refusal of the prelude (src/lua/lib/prelude.lua): `WRONGTYPE KEYS[<i>] holds <what>`,
+// optionally ending in ` (<hint>)`.
+struct Refusal {
+  std::size_t index = 0;  // 1-based, as in KEYS
+  std::string what;
+  std::string hint;
+};
+
+std::optional<Refusal> parse_refusal(std::string_view text) {
+  constexpr std::string_view kStart = "WRONGTYPE KEYS[";
+  if (text.substr(0, kStart.size()) != kStart) return std::nullopt;
+  text.remove_prefix(kStart.size());
+  Refusal r;
+  std::size_t digits = 0;
+  while (digits < text.size() && digits < 4 && is_digit(text[digits])) {
+    r.index = r.index * 10 + static_cast<std::size_t>(text[digits] - '0');
+    ++digits;
   }
-  check_reply(r, fmt::format("script {}", script.name));
+  constexpr std::string_view kHolds = "] holds ";
+  if (digits == 0 || r.index == 0 || text.substr(digits, kHolds.size()) != kHolds) {
+    return std::nullopt;
+  }
+  text.remove_prefix(digits + kHolds.size());
+  auto open = text.rfind(" (");
+  if (!text.empty() && text.back() == ')' && open != std::string_view::npos) {
+    r.hint = std::string(text.substr(open + 2, text.size() - open - 3));
+    text = text.substr(0, open);
+  }
+  r.what = std::string(text);
+  return r;
 }
 
 bool is_noscript(const Reply& r) {
@@ -63,11 +84,65 @@ bool is_noscript(const Reply& r) {
 
 }  // namespace
 
+std::string script_error_text(std::string_view msg) {
+  std::string out;
+  // `user_script:12: ` in front of a Lua runtime error.
+  for (;;) {
+    auto at = msg.find("user_script:");
+    std::size_t digits = at == std::string_view::npos ? 0 : at + 12;
+    while (digits < msg.size() && is_digit(msg[digits])) ++digits;
+    bool located = at != std::string_view::npos && digits > at + 12 &&
+                   msg.substr(digits, 2) == ": " && (at == 0 || msg[at - 1] == ' ');
+    if (!located) break;
+    out += msg.substr(0, at);
+    msg.remove_prefix(digits + 2);
+  }
+  out += msg;
+  // ` script: <sha1>, on @user_script:17.` after any error raised inside a script.
+  auto tail = out.rfind(" script: ");
+  if (tail != std::string::npos && out.find(", on @user_script:", tail) != std::string::npos) {
+    out.resize(tail);
+  }
+  return out;
+}
+
+Error script_error(std::string_view msg, const Script& script, const Args& keys) {
+  // Redis refuses a command inside a script with a message that names only the script line
+  // (`... can't run this command or subcommand script: <sha>, on @user_script:26.`): name the
+  // command from the embedded body instead, so the operator knows what to grant.
+  if (msg.find("can't run this command") != std::string_view::npos) {
+    std::string command = command_on_line(script.body, script_line(msg));
+    if (!command.empty()) {
+      return Error(
+          kServer,
+          fmt::format("script {} refused by ACL: this user may not run {}", script.name, command),
+          "grant the rcoord ACL rule to this user (see the README)");
+    }
+  }
+  std::string text = script_error_text(msg);
+  if (auto refusal = parse_refusal(text); refusal && refusal->index <= keys.size()) {
+    return foreign_key_error(keys[refusal->index - 1], refusal->what, refusal->hint);
+  }
+  if (text.rfind("WRONGTYPE", 0) == 0 && !keys.empty()) {
+    // A key the script reached without checking it first (none should be left): name the
+    // object, whose keys all start with its main key.
+    auto object = object_of_key(keys.front());
+    std::string whose = object ? fmt::format("{} '{}'", object_noun(object->type), object->name)
+                               : fmt::format("key '{}'", keys.front());
+    return Error(
+        kServer,
+        fmt::format("{}: one of its keys holds another type than rcoord keeps there", whose),
+        fmt::format("find it with redis-cli --scan --pattern '{}*'", keys.front()));
+  }
+  return reply_error(text, fmt::format("script {}", script.name));
+}
+
 Reply eval(Connection& conn, const Script& script, const Args& keys, const Args& args) {
   Reply r = conn.command_raw(eval_args("EVALSHA", script.sha1, keys, args));
   // The script cache is empty after a restart or SCRIPT FLUSH: send the body once.
   if (is_noscript(r)) r = conn.command_raw(eval_args("EVAL", script.body, keys, args));
-  check_script_reply(r, script);
+  if (r->type == REDIS_REPLY_ERROR)
+    throw script_error(std::string_view(r->str, r->len), script, keys);
   if (script.writes) conn.await_replicas();
   return r;
 }

@@ -18,9 +18,19 @@ struct Script {
 };
 
 /// Runs `script` with EVALSHA (one round trip when the server has it cached), falling back
-/// to EVAL on NOSCRIPT. Error replies throw Error(kServer) naming the script. A writing
-/// script then waits for the replicas --wait-replicas asks for (ReplicaShortfall).
+/// to EVAL on NOSCRIPT. Error replies throw script_error(). A writing script then waits for
+/// the replicas --wait-replicas asks for (ReplicaShortfall).
 Reply eval(Connection& conn, const Script& script, const Args& keys, const Args& args);
+
+/// The Error for the error reply `msg` of `script` run on `keys`, in rcoord's one-line form:
+/// a key the script refused (src/lua/lib/prelude.lua: `WRONGTYPE KEYS[i] holds ...`) is
+/// named with its object (foreign_key_error()), a command refused by ACL is named from the
+/// script's body, and no message shows the script's SHA1 or a line of it.
+Error script_error(std::string_view msg, const Script& script, const Args& keys);
+
+/// `msg` without what Redis adds to an error raised inside a script: `user_script:N: ` before
+/// a Lua error, ` script: <sha1>, on @user_script:N.` after any.
+std::string script_error_text(std::string_view msg);
 
 /// As eval(), for a script that takes something (a lock, a permit, leadership). When the
 /// replicas do not acknowledge it in time, `give_back` runs (without waiting for replicas,

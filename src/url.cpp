@@ -56,8 +56,10 @@ int parse_number(std::string_view url, std::string_view text, int max, std::stri
 void parse_userinfo(std::string_view url, std::string_view info, Endpoint& ep) {
   auto colon = info.find(':');
   if (colon == std::string_view::npos) {
-    // redis-cli reads `redis://secret@host` as a password for the default user.
+    // redis-cli reads `redis://secret@host` as a password for the default user; with a
+    // password given elsewhere it is the user's name (take_bare_user).
     ep.password = percent_decode(url, info);
+    ep.bare_userinfo = true;
     return;
   }
   ep.user = percent_decode(url, info.substr(0, colon));
@@ -110,9 +112,12 @@ void parse_query(std::string_view url, std::string_view query, Endpoint& ep) {
     if (key == "db") {
       ep.db = parse_number(url, value, 1'000'000, "db");
     } else if (key == "password") {
+      // `redis://alice@host?password=...`: with the password here, the bare word is the user.
+      take_bare_user(ep, percent_decode(url, value));
       ep.password = percent_decode(url, value);
     } else if (key == "user") {
       ep.user = percent_decode(url, value);
+      ep.bare_userinfo = false;  // `redis://secret@host?user=alice`: the word is a password
     } else {
       bad_url(url, fmt::format("unknown parameter '{}'", key));
     }
@@ -228,6 +233,13 @@ Endpoint parse_url(std::string_view url) {
   if (!path.empty()) ep.db = parse_number(url, path, 1'000'000, "db");
   parse_query(url, query, ep);
   return ep;
+}
+
+void take_bare_user(Endpoint& ep, const std::optional<std::string>& password) {
+  if (!ep.bare_userinfo || !password) return;
+  if (ep.user.empty()) ep.user = ep.password.value_or("");
+  ep.password = password;
+  ep.bare_userinfo = false;
 }
 
 Endpoint sentinel_endpoint(const Endpoint& data, const std::pair<std::string, int>& address) {

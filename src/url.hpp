@@ -33,6 +33,11 @@ struct Endpoint {
   std::string socket_path;  ///< non-empty: a Unix socket; host and port are ignored
   std::string user;         ///< ACL user; empty: the default user
   std::optional<std::string> password;
+  /// The URL's credentials were one bare word (`redis://word@host`), kept in `password`: the
+  /// default user's password, as in redis-cli, unless a password also comes from elsewhere
+  /// (--password-file, -a, $RCOORD_PASSWORD, $REDISCLI_AUTH): then the word names the ACL
+  /// user (SPEC §1). The caller, which knows the other sources, decides (take_bare_user()).
+  bool bare_userinfo = false;
   int db = 0;
   bool tls = false;
   TlsSettings tls_settings;
@@ -45,6 +50,11 @@ struct Endpoint {
 /// One sentinel of `data` (a master found through Sentinel): the sentinel's address with the
 /// master's TLS settings; a sentinel speaks plain RESP and has no data user, password or db.
 Endpoint sentinel_endpoint(const Endpoint& data, const std::pair<std::string, int>& address);
+
+/// The rule of a bare `word@` in a URL when `password` came from outside the URL: the word
+/// becomes the ACL user (unless a user is set already, e.g. by --user: then the word is
+/// dropped) and `password` the password. Without an outside password nothing changes.
+void take_bare_user(Endpoint& ep, const std::optional<std::string>& password);
 
 /// Parses a URL. Throws Error(kUsage) naming the URL (with any password masked) on bad input.
 Endpoint parse_url(std::string_view url);

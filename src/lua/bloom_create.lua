@@ -5,13 +5,11 @@
 -- returns 1 when created | 0 when the filter exists already (nothing is changed)
 local kind = redis.call('TYPE', KEYS[1])['ok']
 if kind == 'hash' and redis.call('HEXISTS', KEYS[1], 'layers') == 1 then return 0 end
-if kind ~= 'none' then
-  return redis.error_reply('WRONGTYPE key ' .. KEYS[1] .. ' holds a ' .. kind .. ' that is not an rcoord bloom')
-end
+if kind ~= 'none' then refuse(1, 'a ' .. kind .. ' that is not an rcoord bloom filter') end
 local layer_kind = redis.call('TYPE', KEYS[2])['ok']
 if layer_kind ~= 'none' then
-  return redis.error_reply('WRONGTYPE key ' .. KEYS[2] .. ' holds a ' .. layer_kind ..
-    ' that is not an rcoord bloom (a layer without its metadata; delete it first)')
+  refuse(2, 'a ' .. layer_kind .. ' where the filter keeps its first layer',
+    'a layer without its metadata is not a filter: delete that key first')
 end
 redis.call('HSET', KEYS[1], 'capacity', ARGV[1], 'error_rate', ARGV[2], 'expansion', ARGV[3],
   'hash', ARGV[6], 'layers', 1, 'items', 0,

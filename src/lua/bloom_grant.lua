@@ -3,7 +3,8 @@
 -- A slot is one item a writer may add to a layer: `used:N` counts granted slots, so writers
 -- together never put more than `capacity:N` items into layer N; slots a batch did not need
 -- (items already present) are given back when it is settled.
--- KEYS[1] metadata hash, KEYS[2] bitmap of the layer ARGV[5] would create (same {hash tag})
+-- KEYS[1] metadata hash, KEYS[2] bitmap of the layer ARGV[5] would create, KEYS[3] bitmap of
+-- the newest layer the caller knows (ARGV[5] - 1) (same {hash tag})
 -- ARGV[1] layer to settle (-1: none), ARGV[2] slots given back, ARGV[3] items added there
 -- ARGV[4] slots wanted (0: settle only)
 -- ARGV[5] index of the next layer as the caller knows it (its layer count), ARGV[6] its
@@ -14,8 +15,12 @@
 local kind = redis.call('TYPE', KEYS[1])['ok']
 if kind == 'none' then return {-2, 0, 0, 0} end
 if kind ~= 'hash' or redis.call('HEXISTS', KEYS[1], 'layers') == 0 then
-  return redis.error_reply('WRONGTYPE key ' .. KEYS[1] .. ' holds a ' .. kind .. ' that is not an rcoord bloom')
+  refuse(1, 'a ' .. kind .. ' that is not an rcoord bloom filter')
 end
+local layers = tonumber(redis.call('HGET', KEYS[1], 'layers'))
+-- Slots are granted in the newest layer: refused, before anything changes, when its key holds
+-- someone else's data (checked when the caller knows that layer, as it nearly always does).
+if tonumber(ARGV[5]) == layers then check_types({false, false, 'string'}) end
 local settle = tonumber(ARGV[1])
 if settle >= 0 then
   local back = tonumber(ARGV[2])
@@ -26,7 +31,6 @@ if settle >= 0 then
     redis.call('HINCRBY', KEYS[1], 'items', added)
   end
 end
-local layers = tonumber(redis.call('HGET', KEYS[1], 'layers'))
 local layer = layers - 1
 local want = tonumber(ARGV[4])
 if want <= 0 then return {1, layer, 0, layers} end
@@ -38,8 +42,8 @@ if room <= 0 then
   if tonumber(ARGV[7]) == 0 then return {0, layer, 0, layers} end
   local layer_kind = redis.call('TYPE', KEYS[2])['ok']
   if layer_kind ~= 'none' then
-    return redis.error_reply('WRONGTYPE key ' .. KEYS[2] .. ' holds a ' .. layer_kind ..
-      ' that is not an rcoord bloom (a layer without its metadata; delete it first)')
+    refuse(2, 'a ' .. layer_kind .. ' where the filter would put its next layer',
+      'a layer without its metadata is not part of the filter: delete that key first')
   end
   layer = layers
   layers = layers + 1

@@ -5,12 +5,7 @@
 -- ARGV[2] score or increment, ARGV[3..] members
 -- returns {added1, score1, added2, score2, ...}: added 1 when the term is new, score the
 -- term's score as a string ('' when it has none)
-for i = 1, 2 do
-  local kind = redis.call('TYPE', KEYS[i])['ok']
-  if kind ~= 'none' and kind ~= 'zset' then
-    return redis.error_reply('WRONGTYPE key ' .. KEYS[i] .. ' holds a ' .. kind .. ' that is not an rcoord complete index')
-  end
-end
+check_types({'zset', 'zset'}, 'autocomplete index')
 local mode = ARGV[1]
 local out = {}
 for i = 3, #ARGV do

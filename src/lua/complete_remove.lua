@@ -1,12 +1,7 @@
 -- complete_remove: remove terms from an autocomplete index and their scores.
 -- KEYS[1] index, KEYS[2] scores (same {hash tag}); ARGV[1..] members `folded \0 term`
 -- returns {removed1, removed2, ...}: 1 when the term was there, 0 when it was not
-for i = 1, 2 do
-  local kind = redis.call('TYPE', KEYS[i])['ok']
-  if kind ~= 'none' and kind ~= 'zset' then
-    return redis.error_reply('WRONGTYPE key ' .. KEYS[i] .. ' holds a ' .. kind .. ' that is not an rcoord complete index')
-  end
-end
+check_types({'zset', 'zset'}, 'autocomplete index')
 local out = {}
 for i = 1, #ARGV do
   out[i] = redis.call('ZREM', KEYS[1], ARGV[i])

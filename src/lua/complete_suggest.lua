@@ -5,12 +5,7 @@
 -- returns {scored, member1, score1, member2, score2, ...}: without scores (scored 0) in
 -- lexicographic order of the members; with scores (scored 1) highest first, ties in
 -- lexicographic order. Costs O(log n + limit) without scores and O(log n + matches) with.
-for i = 1, 2 do
-  local kind = redis.call('TYPE', KEYS[i])['ok']
-  if kind ~= 'none' and kind ~= 'zset' then
-    return redis.error_reply('WRONGTYPE key ' .. KEYS[i] .. ' holds a ' .. kind .. ' that is not an rcoord complete index')
-  end
-end
+check_types({'zset', 'zset'}, 'autocomplete index')
 local limit = tonumber(ARGV[2])
 -- UTF-8 never contains the byte 0xFF, so every member with the prefix sorts below prefix..0xFF.
 local high = '(' .. ARGV[1] .. '\255'

@@ -4,27 +4,20 @@
 -- same id belongs to another process (or to one that died, whose command may still run).
 -- ARGV[5] is the campaigning process's token, stored with a new leadership only, so that a
 -- process interrupted mid-request can give back exactly what it may have won.
--- KEYS[1] leader hash {id, term, token} whose TTL is the lease, KEYS[2] term counter (same
--- hash tag)
+-- KEYS[1] leader hash {id, term, token} whose TTL is the lease, KEYS[2] term counter, KEYS[3]
+-- wake list a waiting candidate blocks on (same hash tag)
 -- ARGV[1] id, ARGV[2] ttl_ms, ARGV[3] change channel, ARGV[4] exclusive '1' | '0', ARGV[5] token
 -- returns {1, term, ttl_ms, id} leader | {0, term, leader_ttl_ms, leader_id} not leader
 -- Announcement: 'L <term> <ttl_ms> <id>'.
-local function wrong(key, kind)
-  return redis.error_reply('WRONGTYPE key ' .. key .. ' holds a ' .. kind .. ' that is not an rcoord election')
-end
-local counter = redis.call('TYPE', KEYS[2])['ok']
-if counter ~= 'none' and counter ~= 'string' then return wrong(KEYS[2], counter) end
-local kind = redis.call('TYPE', KEYS[1])['ok']
-if kind == 'none' then
+local leader = object_field(1, 'id', 'election')
+check_types({false, 'string', 'list'})
+if not leader then
   local term = redis.call('INCR', KEYS[2])
   redis.call('HSET', KEYS[1], 'id', ARGV[1], 'term', term, 'token', ARGV[5])
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   redis.call('PUBLISH', ARGV[3], 'L ' .. term .. ' ' .. ARGV[2] .. ' ' .. ARGV[1])
   return {1, term, tonumber(ARGV[2]), ARGV[1]}
 end
-local leader = false
-if kind == 'hash' then leader = redis.call('HGET', KEYS[1], 'id') end
-if not leader then return wrong(KEYS[1], kind) end
 local term = tonumber(redis.call('HGET', KEYS[1], 'term'))
 if leader == ARGV[1] and ARGV[4] ~= '1' then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])

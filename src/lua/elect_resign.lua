@@ -5,13 +5,9 @@
 -- ARGV[1] id, ARGV[2] term or '', ARGV[3] token or '', ARGV[4] change channel
 -- returns the term given up | 0 when ARGV[1] did not lead (so)
 -- Announcement: 'V <term>'.
-local kind = redis.call('TYPE', KEYS[1])['ok']
-if kind == 'none' then return 0 end
-local leader = false
-if kind == 'hash' then leader = redis.call('HGET', KEYS[1], 'id') end
-if not leader then
-  return redis.error_reply('WRONGTYPE key ' .. KEYS[1] .. ' holds a ' .. kind .. ' that is not an rcoord election')
-end
+local leader = object_field(1, 'id', 'election')
+check_types({false, 'list'})
+if not leader then return 0 end
 local term = redis.call('HGET', KEYS[1], 'term')
 if leader ~= ARGV[1] or (ARGV[2] ~= '' and term ~= ARGV[2]) then return 0 end
 if ARGV[3] ~= '' and redis.call('HGET', KEYS[1], 'token') ~= ARGV[3] then return 0 end

@@ -3,13 +3,8 @@
 -- KEYS[1] latch hash {count, initial}
 -- ARGV[1] by how much, ARGV[2] channel announcing that it opened
 -- returns the count left | -1 when there is no such latch
-local kind = redis.call('TYPE', KEYS[1])['ok']
-if kind == 'none' then return -1 end
-local count = false
-if kind == 'hash' then count = redis.call('HGET', KEYS[1], 'count') end
-if not count then
-  return redis.error_reply('WRONGTYPE key ' .. KEYS[1] .. ' holds a ' .. kind .. ' that is not an rcoord latch')
-end
+local count = object_field(1, 'count', 'latch')
+if not count then return -1 end
 count = tonumber(count)
 if count == 0 then return 0 end
 local left = math.max(0, count - tonumber(ARGV[1]))

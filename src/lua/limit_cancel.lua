@@ -46,6 +46,7 @@ elseif algo == 'token-bucket' then
   redis.call('PEXPIRE', key, fmt(div_ceil(div_ceil(cap - tokens, drain), 1000) + 1))
   return 1
 elseif algo == 'sliding-window' then
+  check_types({false, 'zset'})
   if redis.call('ZREM', log, ARGV[8] .. ':' .. ARGV[6]) == 0 then return 0 end
   redis.call('HINCRBY', key, 'sum', -cost)
   return 1

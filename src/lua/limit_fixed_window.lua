@@ -32,11 +32,10 @@ local kind = redis.call('TYPE', key)['ok']
 if kind == 'hash' then
   local s = redis.call('HMGET', key, 'algo', 'window', 'at', 'anchor')
   if not s[1] then
-    return redis.error_reply('WRONGTYPE key ' .. key .. ' holds a hash that is not an rcoord limit')
+    refuse(1, 'a hash that is not an rcoord limit')
   end
   if s[1] ~= 'fixed-window' then
-    return redis.error_reply('WRONGTYPE key ' .. key .. ' holds an rcoord ' .. s[1] ..
-      ' limit, not a fixed-window one (use --algo ' .. s[1] .. ', or limit reset)')
+    refuse(1, 'an rcoord ' .. s[1] .. ' limit, not a fixed-window one', 'use --algo ' .. s[1] .. ', or limit reset')
   end
   local old_window, at = tonumber(s[2]), tonumber(s[3])
   if now < at then now = at end -- the server's clock stepped back: time stands still here
@@ -60,7 +59,7 @@ if kind == 'hash' then
     end
   end
 elseif kind ~= 'none' then
-  return redis.error_reply('WRONGTYPE key ' .. key .. ' holds a ' .. kind .. ' that is not an rcoord limit')
+  refuse(1, 'a ' .. kind .. ' that is not an rcoord limit')
 end
 
 if next(counts) == nil then anchor = now end -- nothing live: a window starts now

@@ -38,11 +38,10 @@ local kind = redis.call('TYPE', key)['ok']
 if kind == 'hash' then
   local s = redis.call('HMGET', key, 'algo', 'level', 'at', 'unit', 'drain')
   if not s[1] then
-    return redis.error_reply('WRONGTYPE key ' .. key .. ' holds a hash that is not an rcoord limit')
+    refuse(1, 'a hash that is not an rcoord limit')
   end
   if s[1] ~= 'gcra' then
-    return redis.error_reply('WRONGTYPE key ' .. key .. ' holds an rcoord ' .. s[1] ..
-      ' limit, not a gcra one (use --algo ' .. s[1] .. ', or limit reset)')
+    refuse(1, 'an rcoord ' .. s[1] .. ' limit, not a gcra one', 'use --algo ' .. s[1] .. ', or limit reset')
   end
   level = tonumber(s[2])
   local at = tonumber(s[3])
@@ -55,7 +54,7 @@ if kind == 'hash' then
   local drained = (now - at) * drain
   if drained >= level then level = 0 else level = level - drained end
 elseif kind ~= 'none' then
-  return redis.error_reply('WRONGTYPE key ' .. key .. ' holds a ' .. kind .. ' that is not an rcoord limit')
+  refuse(1, 'a ' .. kind .. ' that is not an rcoord limit')
 end
 
 local function left(l)

@@ -28,24 +28,23 @@ local log_kind = redis.call('TYPE', log)['ok']
 if kind == 'hash' then
   local s = redis.call('HMGET', key, 'algo', 'sum', 'at')
   if not s[1] then
-    return redis.error_reply('WRONGTYPE key ' .. key .. ' holds a hash that is not an rcoord limit')
+    refuse(1, 'a hash that is not an rcoord limit')
   end
   if s[1] ~= 'sliding-window' then
-    return redis.error_reply('WRONGTYPE key ' .. key .. ' holds an rcoord ' .. s[1] ..
-      ' limit, not a sliding-window one (use --algo ' .. s[1] .. ', or limit reset)')
+    refuse(1, 'an rcoord ' .. s[1] .. ' limit, not a sliding-window one', 'use --algo ' .. s[1] .. ', or limit reset')
   end
   sum = tonumber(s[2])
   local at = tonumber(s[3])
   if now < at then now = at end -- the server's clock stepped back: time stands still here
 elseif kind ~= 'none' then
-  return redis.error_reply('WRONGTYPE key ' .. key .. ' holds a ' .. kind .. ' that is not an rcoord limit')
+  refuse(1, 'a ' .. kind .. ' that is not an rcoord limit')
 end
 if log_kind == 'none' then
   sum = 0
 elseif log_kind == 'zset' and kind == 'none' then
   for _, e in ipairs(redis.call('ZRANGE', log, 0, -1)) do sum = sum + cost_of(e) end
 elseif log_kind ~= 'zset' then
-  return redis.error_reply('WRONGTYPE key ' .. log .. ' holds a ' .. log_kind .. ' that is not an rcoord limit log')
+  refuse(2, 'a ' .. log_kind .. ', not the zset rcoord keeps there')
 end
 
 -- Entries at or before now - window have left the window.

@@ -36,11 +36,10 @@ local kind = redis.call('TYPE', key)['ok']
 if kind == 'hash' then
   local s = redis.call('HMGET', key, 'algo', 'tokens', 'at', 'unit', 'drain', 'burst')
   if not s[1] then
-    return redis.error_reply('WRONGTYPE key ' .. key .. ' holds a hash that is not an rcoord limit')
+    refuse(1, 'a hash that is not an rcoord limit')
   end
   if s[1] ~= 'token-bucket' then
-    return redis.error_reply('WRONGTYPE key ' .. key .. ' holds an rcoord ' .. s[1] ..
-      ' limit, not a token-bucket one (use --algo ' .. s[1] .. ', or limit reset)')
+    refuse(1, 'an rcoord ' .. s[1] .. ' limit, not a token-bucket one', 'use --algo ' .. s[1] .. ', or limit reset')
   end
   tokens = tonumber(s[2])
   local at = tonumber(s[3])
@@ -54,7 +53,7 @@ if kind == 'hash' then
   local refilled = (now - at) * drain
   if refilled >= cap - tokens then tokens = cap else tokens = tokens + refilled end
 elseif kind ~= 'none' then
-  return redis.error_reply('WRONGTYPE key ' .. key .. ' holds a ' .. kind .. ' that is not an rcoord limit')
+  refuse(1, 'a ' .. kind .. ' that is not an rcoord limit')
 end
 
 local function left(n)

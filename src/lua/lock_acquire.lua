@@ -6,12 +6,8 @@
 -- ARGV[1] token, ARGV[2] ttl_ms, ARGV[3] 1 when the caller will wait, ARGV[4] heartbeat ms
 -- returns {1, fence, ttl_ms} when acquired | {0, 0, remaining_ms of the holders} when busy
 local token, ttl, waiting, heartbeat = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', tonumber(ARGV[4])
-local kind = redis.call('TYPE', KEYS[1])['ok']
-local holder = false
-if kind == 'hash' then holder = redis.call('HGET', KEYS[1], 'token') end
-if kind ~= 'none' and not holder then
-  return redis.error_reply('WRONGTYPE key ' .. KEYS[1] .. ' holds a ' .. kind .. ' that is not an rcoord lock')
-end
+local holder = object_field(1, 'token', 'lock')
+check_types({false, 'string', 'list', 'zset', 'zset', 'zset', 'hash'})
 if holder == token then
   redis.call('PEXPIRE', KEYS[1], ttl)
   return {1, tonumber(redis.call('HGET', KEYS[1], 'fence')), ttl}

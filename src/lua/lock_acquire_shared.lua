@@ -6,12 +6,8 @@
 -- A reader is refused while a writer holds the lock or any writer is waiting for it, so a
 -- stream of readers cannot starve a writer.
 local token, ttl, waiting, heartbeat = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', tonumber(ARGV[4])
-local kind = redis.call('TYPE', KEYS[1])['ok']
-local holder = false
-if kind == 'hash' then holder = redis.call('HGET', KEYS[1], 'token') end
-if kind ~= 'none' and not holder then
-  return redis.error_reply('WRONGTYPE key ' .. KEYS[1] .. ' holds a ' .. kind .. ' that is not an rcoord lock')
-end
+local holder = object_field(1, 'token', 'lock')
+check_types({false, 'string', 'list', 'zset', 'zset', 'zset', 'hash'})
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)

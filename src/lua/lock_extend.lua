@@ -4,12 +4,8 @@
 -- ARGV[1] token, ARGV[2] ttl_ms
 -- returns {1, fence} extended | {0, 0} not held by the token
 local token, ttl = ARGV[1], tonumber(ARGV[2])
-local kind = redis.call('TYPE', KEYS[1])['ok']
-local holder = false
-if kind == 'hash' then holder = redis.call('HGET', KEYS[1], 'token') end
-if kind ~= 'none' and not holder then
-  return redis.error_reply('WRONGTYPE key ' .. KEYS[1] .. ' holds a ' .. kind .. ' that is not an rcoord lock')
-end
+local holder = object_field(1, 'token', 'lock')
+check_types({false, 'string', 'list', 'zset', 'zset', 'zset', 'hash'})
 if holder == token then
   redis.call('PEXPIRE', KEYS[1], ttl)
   return {1, tonumber(redis.call('HGET', KEYS[1], 'fence'))}

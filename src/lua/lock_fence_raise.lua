@@ -6,6 +6,7 @@
 -- returns 1 when ARGV[1] still holds the lock here (its fence is now F and the counter at
 -- least F) | 0 when it does not (expired or taken: nothing is changed)
 local token, fence = ARGV[1], tonumber(ARGV[2])
+check_types({false, 'string'})
 if redis.call('TYPE', KEYS[1])['ok'] ~= 'hash' then return 0 end
 if redis.call('HGET', KEYS[1], 'token') ~= token then return 0 end
 if tonumber(redis.call('GET', KEYS[2]) or '0') < fence then

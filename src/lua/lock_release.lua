@@ -8,12 +8,8 @@
 -- caller that gives up waiting may have taken the last wake-up, and passing it on costs one
 -- spurious retry at most.
 local token, rwake, heartbeat = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local kind = redis.call('TYPE', KEYS[1])['ok']
-local holder = false
-if kind == 'hash' then holder = redis.call('HGET', KEYS[1], 'token') end
-if kind ~= 'none' and not holder then
-  return redis.error_reply('WRONGTYPE key ' .. KEYS[1] .. ' holds a ' .. kind .. ' that is not an rcoord lock')
-end
+local holder = object_field(1, 'token', 'lock')
+check_types({false, 'string', 'list', 'zset', 'zset', 'zset', 'hash'})
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)

@@ -5,12 +5,8 @@
 -- returns {token, fence, ttl_ms, 'exclusive', 0} held by a writer
 --       | {'', last_fence, longest reader ttl_ms, 'shared', readers} held by readers
 --       | {'', last_fence, 0, '', 0} free
-local kind = redis.call('TYPE', KEYS[1])['ok']
-local holder = false
-if kind == 'hash' then holder = redis.call('HGET', KEYS[1], 'token') end
-if kind ~= 'none' and not holder then
-  return redis.error_reply('WRONGTYPE key ' .. KEYS[1] .. ' holds a ' .. kind .. ' that is not an rcoord lock')
-end
+local holder = object_field(1, 'token', 'lock')
+check_types({false, 'string', 'list', 'zset', 'zset', 'zset', 'hash'})
 if holder then
   return {holder, tonumber(redis.call('HGET', KEYS[1], 'fence')), redis.call('PTTL', KEYS[1]), 'exclusive', 0}
 end

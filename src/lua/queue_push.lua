@@ -5,18 +5,12 @@
 -- list, KEYS[8] id counter; all of one {hash tag}
 -- ARGV[1] delay ms (0: ready now), ARGV[2..] the messages
 -- returns the number of messages waiting (ready + delayed) afterwards
-local kinds = {'hash', 'list', 'zset', 'zset', 'zset', 'hash', 'list', 'string'}
-for i = 1, 8 do
-  local kind = redis.call('TYPE', KEYS[i])['ok']
-  if kind ~= 'none' and kind ~= kinds[i] then
-    return redis.error_reply('WRONGTYPE key ' .. KEYS[i] .. ' holds a ' .. kind .. ' that is not an rcoord queue')
-  end
-end
+check_types({'hash', 'list', 'zset', 'zset', 'zset', 'hash', 'list', 'string'}, 'queue')
 -- A hash of messages that no push made (no id counter, no message referenced anywhere) is
 -- someone else's data under this name: refuse it rather than treat its fields as messages.
 if redis.call('EXISTS', KEYS[1]) == 1 and
     redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[8]) == 0 then
-  return redis.error_reply('WRONGTYPE key ' .. KEYS[1] .. ' holds a hash that is not an rcoord queue')
+  refuse(1, 'a hash that is not an rcoord queue')
 end
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)

@@ -2,10 +2,7 @@
 -- KEYS as sem_take (holders, permits, queue, alive, wants, counter, meta).
 -- ARGV[1] token, ARGV[2] ttl_ms
 -- returns 1 refreshed | 0 not a live holder (never held, released, expired or removed)
-local kind = redis.call('TYPE', KEYS[1])['ok']
-if kind ~= 'none' and kind ~= 'zset' then
-  return redis.error_reply('WRONGTYPE key ' .. KEYS[1] .. ' holds a ' .. kind .. ' that is not an rcoord semaphore')
-end
+check_types({'zset', 'hash', 'zset', 'zset', 'hash', 'string', 'hash'}, 'semaphore')
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 local deadline = redis.call('ZSCORE', KEYS[1], ARGV[1])

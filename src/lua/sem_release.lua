@@ -4,10 +4,7 @@
 -- returns 1 released | 0 the token held nothing (a queued ticket is withdrawn all the same)
 local holders, permits, queue, alive, wants, meta = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[7]
 local token, wake_prefix, heartbeat = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local kind = redis.call('TYPE', holders)['ok']
-if kind ~= 'none' and kind ~= 'zset' then
-  return redis.error_reply('WRONGTYPE key ' .. holders .. ' holds a ' .. kind .. ' that is not an rcoord semaphore')
-end
+check_types({'zset', 'hash', 'zset', 'zset', 'hash', 'string', 'hash'}, 'semaphore')
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 

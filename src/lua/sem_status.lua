@@ -3,10 +3,7 @@
 -- KEYS as sem_take (holders, permits, queue, alive, wants, counter, meta).
 -- returns {limit, in_use, waiting, token1, permits1, ttl_ms1, token2, ...}
 local holders, permits, queue, alive, meta = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[7]
-local kind = redis.call('TYPE', holders)['ok']
-if kind ~= 'none' and kind ~= 'zset' then
-  return redis.error_reply('WRONGTYPE key ' .. holders .. ' holds a ' .. kind .. ' that is not an rcoord semaphore')
-end
+check_types({'zset', 'hash', 'zset', 'zset', 'hash', 'string', 'hash'}, 'semaphore')
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 local out = {tonumber(redis.call('HGET', meta, 'limit') or '0'), 0, 0}

@@ -14,10 +14,7 @@ local holders, permits, queue, alive, wants, counter, meta =
 local token, limit, want, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local may_queue, heartbeat, wake_prefix = ARGV[5] == '1', tonumber(ARGV[6]), ARGV[7]
 
-local kind = redis.call('TYPE', holders)['ok']
-if kind ~= 'none' and kind ~= 'zset' then
-  return redis.error_reply('WRONGTYPE key ' .. holders .. ' holds a ' .. kind .. ' that is not an rcoord semaphore')
-end
+check_types({'zset', 'hash', 'zset', 'zset', 'hash', 'string', 'hash'}, 'semaphore')
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 

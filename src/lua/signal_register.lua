@@ -3,10 +3,7 @@
 -- KEYS[1] registry: sorted set of waiter id -> server time (ms) after which the entry is stale
 -- ARGV[1] waiter id, ARGV[2] how long it waits in ms, or 'forever'
 -- returns the number of registered waiters
-local kind = redis.call('TYPE', KEYS[1])['ok']
-if kind ~= 'none' and kind ~= 'zset' then
-  return redis.error_reply('WRONGTYPE key ' .. KEYS[1] .. ' holds a ' .. kind .. ' that is not an rcoord signal')
-end
+check_types({'zset'}, 'signal')
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)

@@ -7,11 +7,8 @@
 -- ARGV[1] prefix of the waiters' own channels (the channel is ARGV[1] .. id), ARGV[2] data
 -- returns the number of receivers
 -- Message: '*' .. data (a broadcast; '1' marks a --one message, see signal_send_one).
-local kind = redis.call('TYPE', KEYS[1])['ok']
-if kind == 'none' then return 0 end
-if kind ~= 'zset' then
-  return redis.error_reply('WRONGTYPE key ' .. KEYS[1] .. ' holds a ' .. kind .. ' that is not an rcoord signal')
-end
+check_types({'zset'}, 'signal')
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)

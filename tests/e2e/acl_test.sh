@@ -115,3 +115,34 @@ fi
 expect 2 "$RCOORD" -p "$acl_PORT" --user rcoord --password-file "$TEST_TMP/none" ping
 assert_contains "$ERR" "password file"
 pass "an unreadable password file is exit 2"
+
+# --- a bare word@ in a URL (SPEC §1) ----------------------------------------------------------
+# With a password from --password-file, RCOORD_PASSWORD, -a or REDISCLI_AUTH the word is the
+# ACL user; without one it is the default user's password, as in redis-cli. The README's rule
+# lets user rcoord touch rcoord:* keys only, while the default user may touch any key: a lock
+# under another prefix, refused or not, tells which user logged in.
+chmod 600 "$TEST_TMP/password"
+bare=redis://rcoord@127.0.0.1:$acl_PORT
+# logged_in_as_rcoord CMD...: rcoord CMD... logs in as user rcoord.
+logged_in_as_rcoord() {
+  expect 0 "$@" lock run bare-ok -- true
+  expect 4 "$@" --prefix other: lock acquire bare-other
+  assert_contains "$ERR" "refused by ACL" "$* logs in as user rcoord"
+}
+export -n RCOORD_PASSWORD
+logged_in_as_rcoord env -u RCOORD_PASSWORD "$RCOORD" --url "$bare" --password-file "$TEST_TMP/password"
+logged_in_as_rcoord env RCOORD_PASSWORD="$password" "$RCOORD" --url "$bare"
+logged_in_as_rcoord env -u RCOORD_PASSWORD REDISCLI_AUTH="$password" "$RCOORD" --url "$bare"
+logged_in_as_rcoord env -u RCOORD_PASSWORD "$RCOORD" --url "$bare" -a "$password"
+logged_in_as_rcoord env RCOORD_URL="$bare" RCOORD_PASSWORD="$password" "$RCOORD"
+# three URLs (a Redlock): each node logs in as user rcoord
+logged_in_as_rcoord env RCOORD_PASSWORD="$password" "$RCOORD" --url "$bare" --url "$bare" --url "$bare"
+expect 3 env RCOORD_PASSWORD=wrong "$RCOORD" --url "$bare" ping
+assert_contains "$ERR" "authentication failed for user 'rcoord'"
+# No password elsewhere: the word is the default user's password.
+redis-cli -p "$acl_PORT" ACL SETUSER default resetpass '>default-pw' >/dev/null
+expect 0 env -u RCOORD_PASSWORD "$RCOORD" --url "redis://default-pw@127.0.0.1:$acl_PORT" \
+  --prefix other: lock acquire bare-default --ttl 1m
+expect 3 env -u RCOORD_PASSWORD "$RCOORD" --url "redis://rcoord@127.0.0.1:$acl_PORT" ping
+assert_contains "$ERR" "authentication failed"
+pass "a bare word@ is the ACL user with a password from elsewhere, else the default user's password"

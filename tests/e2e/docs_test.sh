@@ -15,6 +15,42 @@ long_options() { grep -oE -- '--[a-z][a-z0-9-]+' | grep -vx -- '--help' | sort -
 # short options of a --help text
 short_options() { grep -oE -- '^ +-[a-zA-Z][ ,]' | tr -d ' ,' | sort -u; }
 
+# example_paths NAMES...: for each rcoord command in the examples of a --help text (from its
+# first "Example" line on), the words from the first one that names a command in NAMES to
+# the end of that command (global options before the group, e.g. --json, are passed over).
+example_paths() {
+  awk -v groups="$*" '
+    BEGIN { n = split(groups, g, " "); for (i = 1; i <= n; i++) is_group[g[i]] = 1 }
+    /^Examples?( |:)/ { on = 1 }
+    !on { next }
+    { for (i = 1; i <= NF; i++) {
+        if ($i !~ /(^|[(])rcoord$/) continue
+        path = ""
+        for (j = i + 1; j <= NF; j++) {
+          if ($j ~ /^[|;&)]/ || $j == "&&" || $j == "||") break
+          if (path == "" && !($j in is_group)) continue
+          if (path != "" && $j !~ /^[a-z]+$/) break
+          path = path (path == "" ? "" : " ") $j
+        }
+        print (path == "" ? "?" : path)
+      } }'
+}
+
+# check_examples PATH HELP: the --help text of `rcoord PATH` shows an example of PATH itself,
+# and every example it shows runs a verb of the same group (a group showing another group's
+# examples misleads; a verb may point on to another verb of its group).
+check_examples() {
+  local path=$1 help=$2 example own=0
+  while IFS= read -r example; do
+    case "$example " in "$path "*) own=1 ;; esac
+    case "$example " in
+      "${path%% *} "*) ;;
+      *) fail "rcoord $path --help shows an example of another command: rcoord $example" ;;
+    esac
+  done < <(echo "$help" | example_paths "$COMMANDS")
+  [ "$own" = 1 ] || fail "rcoord $path --help shows no example of its own"
+}
+
 check_in_docs() {
   local word=$1 where=$2 file
   # the man page escapes dashes as \-
@@ -39,26 +75,26 @@ for opt in $(echo "$root_help" | long_options) $(echo "$root_help" | short_optio
   check_in_docs "$opt" "global option"
   checked=$((checked + 1))
 done
-for group in $(echo "$root_help" | subcommands); do
-  check_in_docs "$group" "command"
-  group_help=$("$RCOORD" "$group" --help)
-  assert_contains "$group_help" "Example" "rcoord $group --help has an example"
-  verbs=$(echo "$group_help" | subcommands)
-  for verb in $verbs; do
-    check_in_docs "$verb" "$group verb"
-    verb_help=$("$RCOORD" "$group" "$verb" --help)
-    assert_contains "$verb_help" "Example" "rcoord $group $verb --help has an example"
-    for opt in $(echo "$verb_help" | long_options) $(echo "$verb_help" | short_options); do
-      check_in_docs "$opt" "$group $verb option"
-      checked=$((checked + 1))
-    done
+COMMANDS=$(echo "$root_help" | subcommands | tr '\n' ' ')
+# check_command WORDS...: the command `rcoord WORDS` (a group, a verb, or a group within a
+# group such as `complete recent`) and everything under it.
+check_command() {
+  local help sub opt
+  check_in_docs "${*: -1}" "command of rcoord $*"
+  help=$("$RCOORD" "$@" --help)
+  check_examples "$*" "$help"
+  for sub in $(echo "$help" | subcommands); do check_command "$@" "$sub"; done
+  for opt in $(echo "$help" | long_options) $(echo "$help" | short_options); do
+    check_in_docs "$opt" "$* option"
+    checked=$((checked + 1))
   done
-done
+}
+for group in $COMMANDS; do check_command "$group"; done
 [ "$checked" -gt 20 ] || fail "found only $checked options in --help: the parsing broke"
 pass "$checked options of --help appear in the man page and every completion file"
 assert_contains "$root_help" "Primitives:"
 assert_contains "$root_help" "Operator commands:"
-pass "every command and verb has an example; rcoord --help groups the commands"
+pass "every command and verb shows examples of its own; rcoord --help groups the commands"
 
 if command -v groff >/dev/null; then
   warnings=$(groff -man -ww -z "$MAN" 2>&1 || true)

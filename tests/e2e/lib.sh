@@ -33,6 +33,21 @@ now_ms() { date +%s%3N; }
 # start and run several times slower, so that pass checks memory and behaviour, not speed.
 scaled() { echo $(($1 * ${RCOORD_TIME_SCALE:-1})); }
 
+# need_redis: returns when redis-server and redis-cli are on PATH. Else the test is skipped
+# (exit 77, ctest's SKIP_RETURN_CODE for e2e tests) with one line saying why, or fails when
+# RCOORD_REQUIRE_REDIS is set (as scripts/test and CI set it).
+need_redis() {
+  local tool
+  for tool in redis-server redis-cli; do
+    command -v "$tool" >/dev/null 2>&1 && continue
+    if [ -n "${RCOORD_REQUIRE_REDIS:-}" ] && [ "$RCOORD_REQUIRE_REDIS" != 0 ]; then
+      fail "$tool not found on PATH, and RCOORD_REQUIRE_REDIS is set: install redis-server and redis-tools"
+    fi
+    echo "SKIPPED: $tool not found on PATH: this test needs a real Redis (install redis-server and redis-tools; with RCOORD_REQUIRE_REDIS=1 this fails)"
+    exit 77
+  done
+}
+
 # start_redis NAME [extra redis-server args...]: sets ${NAME}_PORT, ${NAME}_PID, ${NAME}_URL
 # and ${NAME}_SOCK. An extra argument written @PORT2@ becomes a second port (for --tls-port),
 # picked afresh with every attempt and kept in ${NAME}_PORT2.
@@ -41,6 +56,7 @@ scaled() { echo $(($1 * ${RCOORD_TIME_SCALE:-1})); }
 start_redis() {
   local name=$1
   shift
+  need_redis
   if [ "${RCOORD_TEST_CLUSTER:-0}" = 1 ] && [ $# -eq 0 ] && [ "${name:0:1}" != _ ]; then
     start_cluster "$name"
     return
@@ -108,6 +124,7 @@ _answers_on_socket() {
 # process that answers on the port is ours.
 start_sentinel() {
   local name=$1 master=$2 master_port=$3 attempt port pid dir
+  need_redis
   for attempt in 1 2 3 4 5 6 7 8 9 10; do
     port=$(_server_port)
     dir="$TEST_TMP/sentinel-$name-$port"

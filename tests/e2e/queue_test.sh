@@ -231,7 +231,7 @@ pass "SIGINT while pop waits: exit 130, nothing taken"
 # --- bad input ---------------------------------------------------------------------------------
 "${Q[@]}" SET 'rcoord:{queue:str}:ready' x >/dev/null
 expect 4 "$RCOORD" queue push str m
-assert_contains "$ERR" "WRONGTYPE key rcoord:{queue:str}:ready holds a string that is not an rcoord queue"
+assert_contains "$ERR" "queue 'str': key 'rcoord:{queue:str}:ready' holds a string, not the list rcoord keeps there"
 expect 4 "$RCOORD" queue pop str
 assert_eq "$("${Q[@]}" GET 'rcoord:{queue:str}:ready')" x
 expect 2 "$RCOORD" queue pop jobs --count 0

@@ -170,12 +170,13 @@ expect 0 rl lock release hang --token "$(json_field "$OUT" token)"
 pass "two hanging nodes: acquired on the other three in ${took}ms"
 
 # passwords: a password given apart (here $RCOORD_PASSWORD) serves the URLs without one; a
-# URL's own password serves its node
+# URL's own password serves its node (`:other@`: with a password given apart, a bare `other@`
+# would name the node's ACL user, as for one URL)
 start_redis P1 --requirepass pw
 start_redis P2 --requirepass pw
 start_redis P3 --requirepass other
 expect 0 env RCOORD_PASSWORD=pw "$RCOORD" -u "$P1_URL" -u "$P2_URL" \
-  -u "redis://other@127.0.0.1:$P3_PORT" lock acquire secret --json
+  -u "redis://:other@127.0.0.1:$P3_PORT" lock acquire secret --json
 assert_eq "$(json_field "$OUT" acquired_on)" 3 "each node accepted its password"
 pass "a separate password applies to URLs without one; a URL's own password wins"
 

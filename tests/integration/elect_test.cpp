@@ -174,7 +174,8 @@ TEST_CASE_FIXTURE(ElectFixture, "a key of another type is a server error and is 
       FAIL("no error");
     } catch (const rcoord::Error& e) {
       CHECK(e.code() == rcoord::kServer);
-      CHECK(std::string(e.what()).find("not an rcoord election") != std::string::npos);
+      CHECK(std::string(e.what()).find("election '" + std::string(name) + "': key '") !=
+            std::string::npos);
     }
   }
   CHECK_THROWS_AS(elect::status(conn, keys, "str"), rcoord::Error);

@@ -247,8 +247,8 @@ TEST_CASE_FIXTURE(QueueFixture, "a key of the wrong type is an error, and nothin
     FAIL("push succeeded");
   } catch (const rcoord::Error& e) {
     CHECK(e.code() == rcoord::kServer);
-    CHECK(std::string(e.what()).find("WRONGTYPE") != std::string::npos);
-    CHECK(std::string(e.what()).find("{queue:q}:ready") != std::string::npos);
+    CHECK(std::string(e.what()).find("queue 'q': key '") != std::string::npos);
+    CHECK(std::string(e.what()).find("{queue:q}:ready' holds a string") != std::string::npos);
   }
   CHECK_THROWS_AS(pop(), rcoord::Error);
   CHECK(conn.command({"EXISTS", keys.object("queue", "q")})->integer == 0);

@@ -87,6 +87,9 @@ TEST_CASE("parse_url reads redis:// URLs") {
   ep = rcoord::parse_url("redis://onlypass@h:1");
   CHECK(ep.user.empty());
   CHECK(ep.password == "onlypass");
+  CHECK(ep.bare_userinfo);
+  CHECK_FALSE(rcoord::parse_url("redis://alice:pw@h").bare_userinfo);
+  CHECK_FALSE(rcoord::parse_url("redis://:pw@h").bare_userinfo);
 
   ep = rcoord::parse_url("redis://[::1]:7000");
   CHECK(ep.host == "::1");
@@ -124,6 +127,35 @@ TEST_CASE("parse_url rejects hostile and malformed URLs with a usage error") {
   }
   std::string huge = "redis://" + std::string(10'000, 'a');
   CHECK_THROWS_AS(rcoord::parse_url(huge), rcoord::Error);
+}
+
+TEST_CASE("a bare word@ in a URL is the ACL user when a password comes from elsewhere") {
+  // No other password: the word is the default user's password (as in redis-cli).
+  auto ep = rcoord::parse_url("redis://alice@h");
+  rcoord::take_bare_user(ep, std::nullopt);
+  CHECK(ep.user.empty());
+  CHECK(ep.password == "alice");
+
+  ep = rcoord::parse_url("redis://alice@h");
+  rcoord::take_bare_user(ep, std::string("from-file"));
+  CHECK(ep.user == "alice");
+  CHECK(ep.password == "from-file");
+
+  // A user:password URL keeps both whatever else is given.
+  ep = rcoord::parse_url("redis://bob:pw@h");
+  rcoord::take_bare_user(ep, std::string("from-file"));
+  CHECK(ep.user == "bob");
+  CHECK(ep.password == "pw");
+
+  // In the URL itself: ?password= makes the word the user, ?user= makes it the password.
+  ep = rcoord::parse_url("redis://alice@h?password=s%3Acret");
+  CHECK(ep.user == "alice");
+  CHECK(ep.password == "s:cret");
+  ep = rcoord::parse_url("unix://secret@/tmp/r.sock?user=carol");
+  CHECK(ep.user == "carol");
+  CHECK(ep.password == "secret");
+  rcoord::take_bare_user(ep, std::string("from-file"));
+  CHECK(ep.password == "secret");
 }
 
 TEST_CASE("a URL's password never shows in messages") {

@@ -1,0 +1,40 @@
+-- prelude: put before every script of src/lua by cmake/EmbedLua.cmake (a Redis script cannot
+-- load another). A script checks its keys with these before it changes anything: Redis does
+-- not undo the writes of a script that fails half-way, so a key of another type found late
+-- would leave a change half made. The error names the key by its index in KEYS; the client
+-- (src/script.cpp) turns it into a message that names the object and the key.
+
+-- Fails the script: KEYS[i] holds `what` ('a string', 'a hash that is not an rcoord lock'),
+-- and `hint` (optional) says what to do about it.
+local function refuse(i, what, hint)
+  local text = 'WRONGTYPE KEYS[' .. i .. '] holds ' .. what
+  if hint then text = text .. ' (' .. hint .. ')' end
+  error({err = text})
+end
+
+-- Refuses any KEYS[i] that exists with another Redis type than kinds[i] ('hash', 'zset',
+-- 'list', 'string'; false: not checked). `what` (optional) names the object KEYS[1] is the main
+-- key of ('queue'). One TYPE per key, run on the server: no round trip.
+local function check_types(kinds, what)
+  for i = 1, #KEYS do
+    local want = kinds[i]
+    if want then
+      local kind = redis.call('TYPE', KEYS[i])['ok']
+      if kind ~= 'none' and kind ~= want then
+        if i == 1 and what then refuse(i, 'a ' .. kind .. ' that is not an rcoord ' .. what) end
+        refuse(i, 'a ' .. kind .. ', not the ' .. want .. ' rcoord keeps there')
+      end
+    end
+  end
+end
+
+-- The main hash of an object, KEYS[i]: the value of its `field`, or false when the key does
+-- not exist. A key of another type, or a hash without that field (someone else's hash), is
+-- refused as not an rcoord `what`.
+local function object_field(i, field, what)
+  local kind = redis.call('TYPE', KEYS[i])['ok']
+  if kind == 'none' then return false end
+  local value = kind == 'hash' and redis.call('HGET', KEYS[i], field)
+  if not value then refuse(i, 'a ' .. kind .. ' that is not an rcoord ' .. what) end
+  return value
+end

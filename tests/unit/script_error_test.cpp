@@ -1,0 +1,121 @@
+// Errors of Lua scripts and keys of another type reach the user in rcoord's one-line form:
+// the object and the key are named, and nothing shows a script's SHA1 or line.
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "errors.hpp"
+#include "keys.hpp"
+#include "script.hpp"
+
+namespace {
+
+const rcoord::Script kScript{"lock_acquire", "local a = 1\nredis.call('HSET', KEYS[1], 'x', 1)\n",
+                             "0123456789abcdef0123456789abcdef01234567", true};
+const rcoord::Args kKeys{"rcoord:{lock:job}", "rcoord:{lock:job}:fence", "rcoord:{lock:job}:wake",
+                         "rcoord:{lock:job}:readers"};
+
+std::string line_of(const rcoord::Error& e) { return rcoord::format_error(e); }
+
+}  // namespace
+
+TEST_CASE("object_of_key finds the type and name of an rcoord key") {
+  auto o = rcoord::object_of_key("rcoord:{lock:job}");
+  REQUIRE(o);
+  CHECK(o->type == "lock");
+  CHECK(o->name == "job");
+  o = rcoord::object_of_key("rcoord:{sem:enc}:permits");
+  REQUIRE(o);
+  CHECK(o->type == "sem");
+  CHECK(o->name == "enc");
+  // A name may hold braces and colons; a --prefix may hold braces.
+  o = rcoord::object_of_key("app{x}:{queue:{a}:b}:ready");
+  REQUIRE(o);
+  CHECK(o->type == "queue");
+  CHECK(o->name == "{a}:b");
+  o = rcoord::object_of_key("rcoord:{bloom:f}:12");
+  REQUIRE(o);
+  CHECK(o->name == "f");
+  CHECK_FALSE(rcoord::object_of_key("plain-key"));
+  CHECK_FALSE(rcoord::object_of_key("rcoord:{nosuchtype:x}"));
+  CHECK_FALSE(rcoord::object_of_key("rcoord:{lock:x}tail"));
+  CHECK(rcoord::object_noun("sem") == "semaphore");
+  CHECK(rcoord::object_noun("bloom") == "bloom filter");
+}
+
+TEST_CASE("foreign_key_error names the object and the key, and says what to do") {
+  auto e =
+      rcoord::foreign_key_error("rcoord:{sem:enc}:meta", "a list, not the hash rcoord keeps there");
+  CHECK(e.code() == rcoord::kServer);
+  CHECK(line_of(e) ==
+        "rcoord: semaphore 'enc': key 'rcoord:{sem:enc}:meta' holds a list, not the hash rcoord "
+        "keeps there (that key is not rcoord's: use another name or --prefix, or delete it if "
+        "nothing needs it)");
+  e = rcoord::foreign_key_error("other", "a set", "do this");
+  CHECK(line_of(e) == "rcoord: key 'other' holds a set (do this)");
+}
+
+TEST_CASE("script_error_text drops the script's SHA1 and line") {
+  CHECK(rcoord::script_error_text("WRONGTYPE KEYS[4] holds a string, not the zset rcoord keeps "
+                                  "there script: 21414dc104ac2503809e817ed69a46ec0db8f0d2, on "
+                                  "@user_script:17.") ==
+        "WRONGTYPE KEYS[4] holds a string, not the zset rcoord keeps there");
+  CHECK(rcoord::script_error_text(
+            "ERR user_script:1: Script attempted to access nonexistent "
+            "global variable 'x' script: 7c69090d716b3b899dd0365cfdda40b6cf8ae98d"
+            ", on @user_script:1.") ==
+        "ERR Script attempted to access nonexistent global variable 'x'");
+  CHECK(rcoord::script_error_text("OOM command not allowed") == "OOM command not allowed");
+}
+
+TEST_CASE("script_error: a refused key is named with its object, without SHA1 or line") {
+  auto e = rcoord::script_error(
+      "WRONGTYPE KEYS[4] holds a string, not the zset rcoord keeps there script: "
+      "21414dc104ac2503809e817ed69a46ec0db8f0d2, on @user_script:17.",
+      kScript, kKeys);
+  CHECK(e.code() == rcoord::kServer);
+  std::string line = line_of(e);
+  CHECK(line.find("rcoord: lock 'job': key 'rcoord:{lock:job}:readers' holds a string, not the "
+                  "zset rcoord keeps there (") == 0);
+  CHECK(line.find("user_script") == std::string::npos);
+  CHECK(line.find("21414dc1") == std::string::npos);
+
+  // A hint of the script's own replaces the default one.
+  e = rcoord::script_error(
+      "WRONGTYPE KEYS[1] holds an rcoord gcra limit, not a fixed-window one (use --algo gcra, "
+      "or limit reset) script: 21414dc104ac2503809e817ed69a46ec0db8f0d2, on @user_script:9.",
+      kScript, {"rcoord:{limit:api}", "rcoord:{limit:api}:log"});
+  CHECK(line_of(e) ==
+        "rcoord: limit 'api': key 'rcoord:{limit:api}' holds an rcoord gcra limit, not a "
+        "fixed-window one (use --algo gcra, or limit reset)");
+
+  // A WRONGTYPE the script met without checking: the object is named.
+  e = rcoord::script_error(
+      "WRONGTYPE Operation against a key holding the wrong kind of value script: "
+      "21414dc104ac2503809e817ed69a46ec0db8f0d2, on @user_script:2.",
+      kScript, kKeys);
+  CHECK(line_of(e) ==
+        "rcoord: lock 'job': one of its keys holds another type than rcoord keeps there (find it "
+        "with redis-cli --scan --pattern 'rcoord:{lock:job}*')");
+
+  // An index past the keys is not trusted.
+  e = rcoord::script_error("WRONGTYPE KEYS[9] holds a string", kScript, kKeys);
+  CHECK(line_of(e).find("lock 'job': one of its keys") != std::string::npos);
+}
+
+TEST_CASE("script_error: other errors keep their kind, without SHA1 or line") {
+  auto e = rcoord::script_error(
+      "ERR user_script:2: something broke script: 21414dc104ac2503809e817ed69a46ec0db8f0d2, on "
+      "@user_script:2.",
+      kScript, kKeys);
+  CHECK(e.code() == rcoord::kServer);
+  CHECK(line_of(e) == "rcoord: script lock_acquire failed: ERR something broke");
+  e = rcoord::script_error("NOAUTH Authentication required.", kScript, kKeys);
+  CHECK(e.code() == rcoord::kConnection);
+  e = rcoord::script_error(
+      "ERR The user executing the script can't run this command or subcommand script: "
+      "21414dc104ac2503809e817ed69a46ec0db8f0d2, on @user_script:2.",
+      kScript, kKeys);
+  CHECK(line_of(e).find("this user may not run HSET") != std::string::npos);
+}
