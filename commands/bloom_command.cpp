@@ -8,6 +8,7 @@
 #include "bulk_output.hpp"
 #include "errors.hpp"
 #include "items.hpp"
+#include "text.hpp"
 #include "watch.hpp"
 
 namespace rcoord::bloom {
@@ -26,7 +27,7 @@ void to_json(nlohmann::ordered_json& j, const Reserved& r) {
 std::string to_text(const Reserved& r) {
   return fmt::format(
       "reserved: {}\nname: {}\ncapacity: {}\nerror_rate: {}\nbits: {}\nhashes: {}\nbytes: {}\n",
-      r.reserved, r.name, r.capacity, r.error_rate, r.bits, r.hashes, r.bytes);
+      r.reserved, escape_text(r.name), r.capacity, r.error_rate, r.bits, r.hashes, r.bytes);
 }
 
 void to_json(nlohmann::ordered_json& j, const Info& r) {
@@ -50,16 +51,29 @@ std::string to_text(const Info& r) {
       "exists: {}\nname: {}\ncapacity: {}\nerror_rate: {}\nitems: {}\nlayers: {}\nbits: {}\n"
       "hashes: {}\nbytes: {}\nfill_ratio: {}\nexpansion: {}\nnonscaling: {}\n"
       "estimated_error_rate: {}\n",
-      r.exists, r.name, r.capacity, r.error_rate, r.items, r.layers, r.bits, r.hashes, r.bytes,
-      round6(r.fill_ratio), r.expansion, r.nonscaling, round6(r.estimated_error_rate));
+      r.exists, escape_text(r.name), r.capacity, r.error_rate, r.items, r.layers, r.bits, r.hashes,
+      r.bytes, round6(r.fill_ratio), r.expansion, r.nonscaling, round6(r.estimated_error_rate));
 }
 
+namespace {
+
+// `item`, and `item_base64` with the exact bytes when JSON cannot show them (not UTF-8).
+nlohmann::ordered_json item_json(const std::string& item) {
+  nlohmann::ordered_json j = {{"item", item}};
+  if (!valid_utf8(item)) j["item_base64"] = base64(item);
+  return j;
+}
+
+}  // namespace
+
 void added_json(nlohmann::ordered_json& j, const ItemResult& r) {
-  j = {{"item", r.item}, {"added", r.yes}};
+  j = item_json(r.item);
+  j["added"] = r.yes;
   if (r.full) j["full"] = true;
 }
 void present_json(nlohmann::ordered_json& j, const ItemResult& r) {
-  j = {{"item", r.item}, {"present", r.yes}};
+  j = item_json(r.item);
+  j["present"] = r.yes;
 }
 
 void to_json(nlohmann::ordered_json& j, const AddSummary& r) {
@@ -70,16 +84,16 @@ void to_json(nlohmann::ordered_json& j, const AddSummary& r) {
        {"refused", r.refused}};
 }
 std::string to_text(const AddSummary& r) {
-  return fmt::format("name: {}\nitems: {}\nadded: {}\npresent: {}\nrefused: {}\n", r.name, r.items,
-                     r.added, r.present, r.refused);
+  return fmt::format("name: {}\nitems: {}\nadded: {}\npresent: {}\nrefused: {}\n",
+                     escape_text(r.name), r.items, r.added, r.present, r.refused);
 }
 
 void to_json(nlohmann::ordered_json& j, const TestSummary& r) {
   j = {{"name", r.name}, {"items", r.items}, {"present", r.present}, {"absent", r.absent}};
 }
 std::string to_text(const TestSummary& r) {
-  return fmt::format("name: {}\nitems: {}\npresent: {}\nabsent: {}\n", r.name, r.items, r.present,
-                     r.absent);
+  return fmt::format("name: {}\nitems: {}\npresent: {}\nabsent: {}\n", escape_text(r.name), r.items,
+                     r.present, r.absent);
 }
 
 }  // namespace rcoord::bloom
@@ -90,7 +104,7 @@ void to_json(nlohmann::ordered_json& j, const Added& r) {
   j = {{"key", r.key}, {"items", r.items}, {"changed", r.changed}};
 }
 std::string to_text(const Added& r) {
-  return fmt::format("key: {}\nitems: {}\nchanged: {}\n", r.key, r.items, r.changed);
+  return fmt::format("key: {}\nitems: {}\nchanged: {}\n", escape_text(r.key), r.items, r.changed);
 }
 
 void to_json(nlohmann::ordered_json& j, const Count& r) {

@@ -8,6 +8,7 @@
 #include "bulk_output.hpp"
 #include "errors.hpp"
 #include "items.hpp"
+#include "text.hpp"
 
 namespace rcoord::complete {
 
@@ -18,18 +19,32 @@ nlohmann::ordered_json score_json(double score) {
   return score;
 }
 
+// `FIELD`, and `FIELD_base64` with the exact bytes when JSON cannot show them (not UTF-8).
+void put_text(nlohmann::ordered_json& j, const std::string& field, const std::string& text) {
+  j[field] = text;
+  if (!valid_utf8(text)) j[field + "_base64"] = base64(text);
+}
+
 void to_json(nlohmann::ordered_json& j, const Added& r) {
-  j = {{"term", r.term}, {"added", r.added}};
+  j = nlohmann::ordered_json::object();
+  put_text(j, "term", r.term);
+  j["added"] = r.added;
   if (r.scored) j["score"] = score_json(r.score);
 }
 void to_json(nlohmann::ordered_json& j, const Removed& r) {
-  j = {{"term", r.term}, {"removed", r.removed}};
+  j = nlohmann::ordered_json::object();
+  put_text(j, "term", r.term);
+  j["removed"] = r.removed;
 }
 void to_json(nlohmann::ordered_json& j, const Suggestion& r) {
-  j = {{"term", r.term}, {"score", score_json(r.score)}};
+  j = nlohmann::ordered_json::object();
+  put_text(j, "term", r.term);
+  j["score"] = score_json(r.score);
 }
 void to_json(nlohmann::ordered_json& j, const Pushed& r) {
-  j = {{"list", r.list}, {"item", r.item}, {"length", r.length}};
+  j = {{"list", r.list}};
+  put_text(j, "item", r.item);
+  j["length"] = r.length;
 }
 std::string to_text(const Pushed& r) { return std::to_string(r.length); }
 
@@ -37,7 +52,7 @@ void to_json(nlohmann::ordered_json& j, const AddSummary& r) {
   j = {{"index", r.index}, {"terms", r.terms}, {"added", r.added}};
 }
 std::string to_text(const AddSummary& r) {
-  return fmt::format("index: {}\nterms: {}\nadded: {}\n", r.index, r.terms, r.added);
+  return fmt::format("index: {}\nterms: {}\nadded: {}\n", escape_text(r.index), r.terms, r.added);
 }
 
 }  // namespace rcoord::complete
@@ -114,7 +129,8 @@ void print_suggestions(Context& ctx, const complete::Suggestions& s, bool items)
       ctx, false, s.terms,
       [items](nlohmann::ordered_json& j, const complete::Suggestion& r) {
         if (items) {
-          j = {{"item", r.term}};
+          j = nlohmann::ordered_json::object();
+          complete::put_text(j, "item", r.term);
         } else {
           to_json(j, r);
         }

@@ -11,61 +11,17 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 
+#include "config.hpp"
 #include "errors.hpp"
+#include "executable.hpp"
 #include "items.hpp"
 #include "signals.hpp"
 #include "supervise.hpp"
+#include "text.hpp"
 #include "watch.hpp"
 
 namespace rcoord::queue {
-
-std::string base64(std::string_view bytes) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  std::size_t i = 0;
-  auto at = [&](std::size_t k) {
-    return static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[k]));
-  };
-  for (; i + 2 < bytes.size(); i += 3) {
-    std::uint32_t v = at(i) << 16 | at(i + 1) << 8 | at(i + 2);
-    out += kAlphabet[v >> 18 & 63];
-    out += kAlphabet[v >> 12 & 63];
-    out += kAlphabet[v >> 6 & 63];
-    out += kAlphabet[v & 63];
-  }
-  if (i + 1 == bytes.size()) {
-    std::uint32_t v = at(i) << 16;
-    out += kAlphabet[v >> 18 & 63];
-    out += kAlphabet[v >> 12 & 63];
-    out += "==";
-  } else if (i + 2 == bytes.size()) {
-    std::uint32_t v = at(i) << 16 | at(i + 1) << 8;
-    out += kAlphabet[v >> 18 & 63];
-    out += kAlphabet[v >> 12 & 63];
-    out += kAlphabet[v >> 6 & 63];
-    out += '=';
-  }
-  return out;
-}
-
-namespace {
-
-// The JSON printer's own verdict, so "valid" means exactly what it will print unchanged.
-bool valid_utf8(const std::string& bytes) {
-  try {
-    (void)nlohmann::ordered_json(bytes).dump();
-    return true;
-  } catch (const nlohmann::ordered_json::type_error&) {
-    return false;
-  }
-}
-
-}  // namespace
 
 void to_json(nlohmann::ordered_json& j, const Message& m) {
   j = {{"id", m.id}, {"message", m.message}};
@@ -378,29 +334,12 @@ bool stop_requested() {
 // A command that cannot be run would fail every message until all of them are dead: check it
 // the way execvp will look for it, before taking any.
 void check_runnable(const std::string& command) {
-  auto runnable = [](const std::string& path) {
-    struct stat st {};
-    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-           ::access(path.c_str(), X_OK) == 0;
-  };
-  bool found = false;
-  if (command.find('/') != std::string::npos) {
-    found = runnable(command);
-  } else {
-    const char* path = std::getenv("PATH");
-    std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
-    std::size_t start = 0;
-    while (!found && start <= dirs.size()) {
-      std::size_t end = std::min(dirs.find(':', start), dirs.size());
-      std::string dir = dirs.substr(start, end - start);
-      found = runnable((dir.empty() ? "." : dir) + "/" + command);
-      start = end + 1;
-    }
-  }
-  if (!found) {
-    throw Error(kUsage, fmt::format("cannot run '{}': no such executable", command),
-                "check the command and PATH; no message was taken");
-  }
+  int e = executable_errno(command);
+  if (e == 0) return;
+  throw Error(kUsage,
+              fmt::format("cannot run '{}': {}", command,
+                          e == ENOENT ? std::string("no such executable") : std::strerror(e)),
+              "check the command and PATH; no message was taken");
 }
 
 // After the command: ack on 0, nack otherwise. Must finish even when a signal comes.

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include "errors.hpp"
+#include "executable.hpp"
 #include "hold.hpp"
+#include "text.hpp"
 #include "token.hpp"
 #include "watch.hpp"
 
@@ -34,10 +36,11 @@ void to_json(nlohmann::ordered_json& j, const Status& r) {
 }
 std::string to_text(const Status& r) {
   // field: value lines with the JSON names; the holders list is one `holders:` line each.
-  std::string out = fmt::format("name: {}\nlimit: {}\nin_use: {}\nwaiting: {}\n", r.name, r.limit,
-                                r.in_use, r.waiting);
+  std::string out = fmt::format("name: {}\nlimit: {}\nin_use: {}\nwaiting: {}\n",
+                                escape_text(r.name), r.limit, r.in_use, r.waiting);
   for (const auto& h : r.holders) {
-    out += fmt::format("holders: {} permits={} ttl_ms={}\n", h.token, h.permits, h.ttl_ms);
+    out += fmt::format("holders: {} permits={} ttl_ms={}\n", escape_text(h.token), h.permits,
+                       h.ttl_ms);
   }
   return out;
 }
@@ -142,6 +145,7 @@ int run_run(Context& ctx, const SemArgs& a) {
   if (a.command.empty()) {
     throw Error(kUsage, "sem run needs a command", "put it after --, e.g. -- ./job.sh");
   }
+  check_executable(a.command.front());  // before a permit is taken
   auto opts = take_options(a);
   auto r = take_or_abort(ctx, a, opts);
   if (!r.acquired) {

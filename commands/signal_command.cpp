@@ -4,6 +4,7 @@
 
 #include "errors.hpp"
 #include "signals.hpp"
+#include "text.hpp"
 #include "watch.hpp"
 
 namespace rcoord::signaling {
@@ -54,7 +55,7 @@ std::string to_text(const Waited&) { return ""; }
 void to_json(nlohmann::ordered_json& j, const StatusView& r) { to_json(j, r.status); }
 std::string to_text(const StatusView& r) {
   if (!r.status.found) return "";
-  return fmt::format("name: {}\ncount: {}\n", r.status.name, r.status.count);
+  return fmt::format("name: {}\ncount: {}\n", escape_text(r.status.name), r.status.count);
 }
 
 }  // namespace rcoord::latch

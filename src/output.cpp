@@ -6,6 +6,9 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "text.hpp"
+#include "url.hpp"
+
 namespace rcoord {
 namespace {
 
@@ -15,34 +18,16 @@ bool stderr_colour() {
 }
 
 // A message quotes names and values the user gave (a name may hold a newline or an escape
-// sequence): control bytes are shown escaped, so a message stays one line and cannot drive
-// the terminal.
-std::string escape_controls(std::string_view line) {
-  std::string out;
-  out.reserve(line.size());
-  for (char c : line) {
-    auto byte = static_cast<unsigned char>(c);
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (byte < 0x20 || byte == 0x7f) {
-      out += fmt::format("\\x{:02x}", byte);
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
+// sequence): they are shown escaped (escape_text), so a message stays one line and cannot
+// drive the terminal.
 void write_stderr(std::string_view prefix_colour, std::string_view line) {
   std::string out;
   if (stderr_colour()) {
     out += prefix_colour;
-    out += escape_controls(line);
+    out += escape_text(line);
     out += "\033[0m";
   } else {
-    out += escape_controls(line);
+    out += escape_text(line);
   }
   out += '\n';
   std::fwrite(out.data(), 1, out.size(), stderr);

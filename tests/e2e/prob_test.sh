@@ -167,3 +167,22 @@ assert_eq "$OUT" '{"item":"bob"}'
 redis-cli -p "$R_PORT" SET 'rcoord:{complete:str}' plain >/dev/null
 expect 4 "$RCOORD" complete add str a
 pass "complete add, suggest (UTF-8, case, scores, limit), remove, recent"
+
+# Terms are bytes: a prefix of 0xFF bytes finds its terms, and JSON gives term_base64 for
+# terms that are not UTF-8.
+printf '\377\377ab\n\377z\n\376\n' >"$TEST_TMP/ff-terms"
+expect 0 bash -c "\"$RCOORD\" complete add ff --json < '$TEST_TMP/ff-terms'"
+assert_contains "$OUT" '"term_base64":"//9hYg=="'
+expect 0 "$RCOORD" complete suggest ff $'\377' --json
+assert_lines "$OUT" 2
+assert_contains "$OUT" '"term_base64":"//9hYg=="'
+assert_contains "$OUT" '"term_base64":"/3o="'
+expect 0 "$RCOORD" complete suggest ff $'\377\377'
+assert_eq "$OUT" $'\377\377ab'
+expect 0 "$RCOORD" complete suggest ff ''
+assert_lines "$OUT" 3
+expect 0 "$RCOORD" complete recent push rff $'\377x' --json
+assert_contains "$OUT" '"item_base64":"/3g="'
+expect 0 "$RCOORD" complete recent suggest rff $'\377' --json
+assert_contains "$OUT" '"item_base64":"/3g="'
+pass "complete: prefixes of 0xFF bytes, term_base64 in JSON"
