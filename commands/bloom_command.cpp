@@ -146,6 +146,23 @@ int run_reserve(Context& ctx, const BloomArgs& a) {
   return r.reserved ? kYes : kNo;
 }
 
+// Why items were refused: a nonscaling filter is full at its capacity; a scalable one when it
+// may not grow another layer.
+void note_full(Context& ctx, const std::string& name, const bloom::Meta& m, std::uint64_t refused) {
+  std::string why;
+  std::string hint = "reserve a new filter with a larger --capacity or --expansion";
+  if (m.expansion == 0) {
+    why = "it is --nonscaling";
+    hint = "reserve a larger filter, or one without --nonscaling";
+  } else if (m.layers.size() >= bloom::kMaxLayers) {
+    why = fmt::format("it has {} layers, the most a filter may have", m.layers.size());
+  } else {
+    why = "its next layer would pass 2^32 bits, the most one Redis string holds";
+  }
+  ctx.out().note(fmt::format("rcoord: bloom filter '{}' is full ({}): {} item(s) refused ({})",
+                             name, why, refused, hint));
+}
+
 int run_add(Context& ctx, const BloomArgs& a) {
   bloom::Adder adder(ctx.conn(), ctx.keys(), a.name);
   bloom::AddSummary sum;
@@ -171,12 +188,7 @@ int run_add(Context& ctx, const BloomArgs& a) {
                  [&](const std::vector<std::string>& batch) { account(adder.add(batch)); });
   account(adder.finish());
   if (a.summary) ctx.out().emit(sum);
-  if (sum.refused > 0) {
-    ctx.out().note(fmt::format(
-        "rcoord: bloom filter '{}' is full: {} item(s) refused (reserve a larger filter, or one "
-        "without --nonscaling)",
-        a.name, sum.refused));
-  }
+  if (sum.refused > 0) note_full(ctx, a.name, adder.meta(), sum.refused);
   return sum.refused > 0 ? kNo : kYes;
 }
 

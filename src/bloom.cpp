@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <unordered_map>
 
 #include "errors.hpp"
 #include "lua_scripts.hpp"
@@ -122,18 +123,26 @@ void check_options(const ReserveOptions& opts) {
 }  // namespace
 
 Sizing size_for(std::uint64_t capacity, double error_rate) {
-  const double ln2 = std::log(2.0);
+  // With k hashes and m bits, n items give a false-positive rate of (1 - e^(-kn/m))^k; it is
+  // at most p when m >= -k n / ln(1 - p^(1/k)). Of the two whole k around the real optimum
+  // log2(1/p), the one that needs fewer bits is taken, and m is sized for that k: the rate
+  // holds exactly, not only for the real optimum (rounding k alone would miss it by up to
+  // 12%, and every layer of a scalable filter would add its share).
   double n = static_cast<double>(std::max<std::uint64_t>(capacity, 1));
-  double m = std::ceil(-n * std::log(error_rate) / (ln2 * ln2));
-  Sizing s;
-  s.bits = m < 1 ? 1 : (m > 1e19 ? ~std::uint64_t{0} : static_cast<std::uint64_t>(m));
-  double k = std::ceil(m / n * ln2);
-  s.hashes = k < 1 ? 1 : (k > 64 ? 64 : static_cast<std::uint32_t>(k));
-  return s;
+  double ideal = -std::log2(error_rate);
+  Sizing best{~std::uint64_t{0}, 1};
+  for (double k : {std::floor(ideal), std::ceil(ideal)}) {
+    k = std::clamp(k, 1.0, 64.0);
+    double m = std::ceil(-k * n / std::log1p(-std::pow(error_rate, 1.0 / k)));
+    std::uint64_t bits = m < 1 ? 1 : (m > 1e19 ? ~std::uint64_t{0} : static_cast<std::uint64_t>(m));
+    if (bits < best.bits) best = {bits, static_cast<std::uint32_t>(k)};
+  }
+  return best;
 }
 
 Layer next_layer(const Meta& meta, std::size_t index) {
   Layer l;
+  if (index >= kMaxLayers) return l;  // bits stays 0: the filter is full
   double cap = static_cast<double>(meta.capacity) * std::pow(meta.expansion, index);
   double p = meta.error_rate * std::pow(kTightening, static_cast<double>(index));
   if (cap > 1e15 || p <= 0) return l;  // bits stays 0: it may not grow
@@ -160,15 +169,13 @@ bool decode_meta(const redisReply* type, const redisReply* all, const std::strin
                 fmt::format("WRONGTYPE key {} holds a {} that is not an rcoord bloom", key, kind),
                 "use another filter name or --prefix");
   }
-  std::vector<std::pair<std::string, std::string>> fields;
+  std::unordered_map<std::string, std::string> fields;
   for (std::size_t i = 0; i + 1 < all->elements; i += 2) {
-    fields.emplace_back(reply_string(all->element[i]), reply_string(all->element[i + 1]));
+    fields.emplace(reply_string(all->element[i]), reply_string(all->element[i + 1]));
   }
   auto get = [&](const std::string& f) -> const std::string* {
-    for (const auto& [k, v] : fields) {
-      if (k == f) return &v;
-    }
-    return nullptr;
+    auto it = fields.find(f);
+    return it == fields.end() ? nullptr : &it->second;
   };
   const std::string* layers = get("layers");
   if (layers == nullptr) {
@@ -201,7 +208,9 @@ bool decode_meta(const redisReply* type, const redisReply* all, const std::strin
   meta.expansion = static_cast<std::uint32_t>(to_u64(need("expansion"), "expansion"));
   meta.items = to_i64(need("items"), "items");
   auto count = to_u64(*layers, "layers");
-  if (count < 1 || count > 64) {
+  // Versions before the layer cap let a filter grow one layer past it (then it could not be
+  // read): such a filter stays readable, and takes no more items.
+  if (count < 1 || count > kMaxLayers + 1) {
     throw Error(kServer, fmt::format("bloom filter {} has {} layers", key, count),
                 "the filter's hash was changed by hand; delete it and reserve it again");
   }
