@@ -286,14 +286,15 @@ void add_bloom(CLI::App& app, Context& ctx) {
   r->add_option("--capacity", res->capacity, "Items the first layer holds at the error rate")
       ->type_name("N")
       ->required()
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40).description(""));
+      ->transform(decimal_in(1, std::int64_t{1} << 40));
   r->add_option("--error-rate", res->error_rate, "False-positive rate, e.g. 0.01 for 1%")
       ->type_name("P")
-      ->required();
+      ->required()
+      ->check(kDecimalReal);
   auto* exp = r->add_option("--expansion", res->expansion,
                             "When full, add a layer this many times larger (default 2)")
                   ->type_name("N")
-                  ->check(CLI::Range(1, 1000).description(""));
+                  ->transform(decimal_in(1, 1000));
   r->add_flag("--nonscaling", res->nonscaling, "Never add a layer: refuse new items when full")
       ->excludes(exp);
   r->footer("Example: rcoord bloom reserve crawled --capacity 10000000 --error-rate 0.001");

@@ -159,7 +159,7 @@ int run_recent_suggest(Context& ctx, const CompleteArgs& a) {
 CLI::Option* add_limit(CLI::App* verb, std::size_t& limit) {
   return verb->add_option("--limit", limit, "At most N suggestions (default 10)")
       ->type_name("N")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{100000}).description(""));
+      ->transform(decimal_in(1, 100000));
 }
 
 }  // namespace
@@ -174,7 +174,8 @@ void add_complete(CLI::App& app, Context& ctx) {
   a->add_option("terms", add->terms, "Terms to add (none or -: one per line on stdin)");
   a->add_flag("-0,--null", add->nul, "Stdin terms end with a NUL byte instead of a newline");
   a->add_option("--score", add->score, "Set the terms' score (with --incr: add it)")
-      ->type_name("S");
+      ->type_name("S")
+      ->check(kDecimalReal);
   a->add_flag("--incr", add->incr, "Add 1 (or --score S) to the terms' score");
   a->add_flag("--summary", add->summary, "Print only the totals at the end");
   a->footer(
@@ -207,7 +208,7 @@ void add_complete(CLI::App& app, Context& ctx) {
   p->add_option("item", push->item, "The item")->required();
   p->add_option("--max", push->max, "Keep at most N items (default 100)")
       ->type_name("N")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}).description(""));
+      ->transform(decimal_in(1, 1000000));
   p->footer("Example: rcoord complete recent push contacts:alice bob@example.com");
   on_parse(p, ctx, push, run_recent_push);
 

@@ -280,7 +280,7 @@ void add_lock(CLI::App& app, Context& ctx) {
   x->add_option("-E,--conflict-exit-code", run->conflict_exit_code,
                 "Exit code when the lock is busy (default 1)")
       ->type_name("CODE")
-      ->check(CLI::Range(0, 255).description(""));
+      ->transform(decimal_in(0, 255));
   x->add_option("--kill-grace", run->kill_grace,
                 "On lock loss, SIGKILL the command this long after SIGTERM (default 10s)")
       ->type_name("DURATION")

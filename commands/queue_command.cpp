@@ -139,28 +139,12 @@ void print_messages(Context& ctx, const std::vector<queue::Message>& messages,
   ctx.out().write_raw(queue::to_records(messages, style));
 }
 
+// One message from a file, or from stdin for "-": at most what one stdin item may hold.
 std::string read_file(const std::string& path) {
-  if (path == "-") {
-    std::string all;
-    char buf[65536];
-    for (;;) {
-      ssize_t n = ::read(STDIN_FILENO, buf, sizeof(buf));
-      if (n > 0) {
-        all.append(buf, static_cast<std::size_t>(n));
-      } else if (n == 0) {
-        return all;
-      } else if (errno != EINTR) {
-        throw Error(kUsage, fmt::format("cannot read stdin: {}", std::strerror(errno)),
-                    "check what is piped into rcoord");
-      }
-    }
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw Error(kUsage, fmt::format("cannot read --file '{}': {}", path, std::strerror(errno)),
-                "check the path");
-  }
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  return read_small_file(path, "--file", ItemReader::kMaxItemBytes,
+                         fmt::format("a message holds at most {}; split it into several",
+                                     format_size(ItemReader::kMaxItemBytes)),
+                         /*stdin_dash=*/true);
 }
 
 int run_push(Context& ctx, const QueueArgs& a) {
@@ -442,14 +426,14 @@ void add_name(CLI::App* verb, QueueArgs& a) {
 CLI::Option* add_count(CLI::App* verb, QueueArgs& a, const std::string& help) {
   return verb->add_option("--count", a.count, help)
       ->type_name("N")
-      ->check(CLI::Range(std::int64_t{1}, kMaxCount).description(""));
+      ->transform(decimal_in(1, kMaxCount));
 }
 
 void add_max_attempts(CLI::App* verb, QueueArgs& a) {
   verb->add_option("--max-attempts", a.max_attempts,
                    "Deliver a message at most N times, then it is dead (default 5)")
       ->type_name("N")
-      ->check(CLI::Range(std::int64_t{1}, kMaxCount).description(""));
+      ->transform(decimal_in(1, kMaxCount));
 }
 
 void add_nul(CLI::App* verb, QueueArgs& a, const std::string& help) {
@@ -505,7 +489,7 @@ void add_queue(CLI::App& app, Context& ctx) {
   k->add_option("id", ack->id, "Message id, as pop printed it")->required();
   k->add_option("--attempt", ack->attempt, "Only if the lease is still that delivery's")
       ->type_name("N")
-      ->check(CLI::Range(std::int64_t{1}, kMaxCount).description(""));
+      ->transform(decimal_in(1, kMaxCount));
   k->footer("Example: rcoord queue ack jobs 17");
   on_parse(k, ctx, ack, run_ack);
 
@@ -518,7 +502,7 @@ void add_queue(CLI::App& app, Context& ctx) {
       ->check(kDurationCheck);
   n->add_option("--attempt", nack->attempt, "Only if the lease is still that delivery's")
       ->type_name("N")
-      ->check(CLI::Range(std::int64_t{1}, kMaxCount).description(""));
+      ->transform(decimal_in(1, kMaxCount));
   n->footer("Example: rcoord queue nack jobs 17 --delay 1m");
   on_parse(n, ctx, nack, run_nack);
 
@@ -533,7 +517,7 @@ void add_queue(CLI::App& app, Context& ctx) {
   add_max_attempts(c, *consume);
   c->add_option("--max-messages", consume->max_messages, "Exit after N messages")
       ->type_name("N")
-      ->check(CLI::Range(std::int64_t{1}, kMaxCount).description(""));
+      ->transform(decimal_in(1, kMaxCount));
   c->add_option("--idle-exit", consume->idle_exit, "Exit 0 when no message came for DUR")
       ->type_name("DURATION")
       ->check(kDurationCheck);

@@ -176,10 +176,10 @@ void add_take_options(CLI::App* verb, SemArgs& a) {
   verb->add_option("--limit", a.limit, "How many permits exist (every user of NAME must agree)")
       ->required()
       ->type_name("N")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000'000}).description(""));
+      ->transform(decimal_in(1, 1'000'000'000));
   verb->add_option("--permits", a.permits, "Take K permits at once, all or none (default 1)")
       ->type_name("K")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000'000}).description(""));
+      ->transform(decimal_in(1, 1'000'000'000));
   verb->add_option("--ttl", a.ttl, "Lease of the permits (default 30s)")
       ->type_name("DURATION")
       ->check(kDurationCheck);
@@ -239,7 +239,7 @@ void add_sem(CLI::App& app, Context& ctx) {
   x->add_option("-E,--conflict-exit-code", run->conflict_exit_code,
                 "Exit code when no permit is free (default 1)")
       ->type_name("CODE")
-      ->check(CLI::Range(0, 255).description(""));
+      ->transform(decimal_in(0, 255));
   x->add_option("--kill-grace", run->kill_grace,
                 "On permit loss, SIGKILL the command this long after SIGTERM (default 10s)")
       ->type_name("DURATION")

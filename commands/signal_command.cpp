@@ -224,7 +224,7 @@ void add_latch(CLI::App& app, Context& ctx) {
   i->add_option("--count", in->count, "The count to start from (0 or more)")
       ->required()
       ->type_name("N")
-      ->check(CLI::Range(std::int64_t{0}, kMaxCount).description(""));
+      ->transform(decimal_in(0, kMaxCount));
   i->add_option("--ttl", in->ttl, "Delete the latch this long after init (default: never)")
       ->type_name("DURATION")
       ->check(kDurationCheck);
@@ -236,7 +236,7 @@ void add_latch(CLI::App& app, Context& ctx) {
   d->add_option("name", dn->name, "Latch name")->required();
   d->add_option("--by", dn->by, "Count down by K (default 1)")
       ->type_name("K")
-      ->check(CLI::Range(std::int64_t{1}, kMaxCount).description(""));
+      ->transform(decimal_in(1, kMaxCount));
   d->footer("Example: rcoord latch down \"tests-$CI_PIPELINE_ID\"");
   on_parse(d, ctx, dn, run_down);
 

@@ -2,7 +2,9 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "duration.hpp"
 #include "errors.hpp"
@@ -164,4 +166,52 @@ TEST_CASE("parse_address reads a sentinel's HOST:PORT") {
       CHECK(std::string(e.what()).find("--sentinel") != std::string::npos);
     }
   }
+}
+
+TEST_CASE("parse_decimal reads decimal only: leading zeros are decimal, no hex or octal") {
+  CHECK(rcoord::parse_decimal("10") == 10);
+  CHECK(rcoord::parse_decimal("010") == 10);
+  CHECK(rcoord::parse_decimal("0") == 0);
+  CHECK(rcoord::parse_decimal("-5") == -5);
+  CHECK(rcoord::parse_decimal("9223372036854775807") == INT64_MAX);
+  for (const char* bad : {"0x10", "0X10", "+5", " 5", "5 ", "1e3", "1.0", "", "-", "0b1", "10k",
+                          "99999999999999999999"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(rcoord::parse_decimal(bad));
+  }
+  CHECK(rcoord::is_decimal("99999999999999999999"));  // too large, not malformed
+  CHECK_FALSE(rcoord::is_decimal("0x10"));
+}
+
+TEST_CASE("parse_decimal_real reads decimal numbers, never hex, inf or nan") {
+  CHECK(rcoord::parse_decimal_real("0.01") == doctest::Approx(0.01));
+  CHECK(rcoord::parse_decimal_real(".5") == doctest::Approx(0.5));
+  CHECK(rcoord::parse_decimal_real("1e-3") == doctest::Approx(0.001));
+  CHECK(rcoord::parse_decimal_real("-2") == doctest::Approx(-2));
+  CHECK(rcoord::parse_decimal_real("007") == doctest::Approx(7));
+  for (const char* bad : {"0x1p-7", "inf", "nan", "1e", ".", "", "1e999", " 1", "1,5", "0x10"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(rcoord::parse_decimal_real(bad));
+  }
+}
+
+TEST_CASE("a duration over the limit is too long, not malformed") {
+  CHECK(rcoord::parse_duration("87600h") == Millis(87600LL * 3600 * 1000));
+  for (const char* long_one : {"87601h", "100000000h", "99999999999999999999",
+                               "0000000000000000000000000000000000100000000h"}) {
+    CAPTURE(long_one);
+    CHECK_FALSE(rcoord::parse_duration(long_one));
+    CHECK(rcoord::duration_too_long(long_one));
+    try {
+      rcoord::duration_or_throw("--ttl", long_one);
+      FAIL("accepted");
+    } catch (const rcoord::Error& e) {
+      CHECK(std::string(e.what()).find("too long") != std::string::npos);
+    }
+  }
+  for (const char* bad : {"5s5s", "-1", "1e9", "abc", "1.0000000000000000000000001s"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(rcoord::duration_too_long(bad));
+  }
+  CHECK(rcoord::parse_duration("0000000000000000000001s") == 1s);
 }
