@@ -44,6 +44,17 @@ bool is_auth_error(std::string_view msg) {
          starts_with(msg, "ERR invalid password") || starts_with(msg, "ERR AUTH");
 }
 
+// A server that wants a password answers every command with NOAUTH. Whatever the command
+// (a pipeline that decodes its own replies, a bloom stream), that is an authentication
+// failure: exit 3 with the hint, never a server error or an "unexpected reply".
+bool is_auth_reply(const Reply& r) {
+  return r && r->type == REDIS_REPLY_ERROR && is_auth_error(error_text(r.get()));
+}
+
+Error auth_error(const redisReply* r) {
+  return Error(kConnection, fmt::format("authentication required: {}", error_text(r)), kAuthHint);
+}
+
 void format_args(const Args& args, std::string& out) {
   std::vector<const char*> argv;
   std::vector<size_t> lens;
@@ -597,6 +608,9 @@ std::vector<Reply> Connection::exchange(const std::vector<Args>& commands, Milli
   std::vector<Reply> replies;
   replies.reserve(commands.size());
   for (std::size_t i = 0; i < commands.size(); ++i) replies.push_back(read_reply(deadline));
+  for (const auto& r : replies) {
+    if (is_auth_reply(r)) throw auth_error(r.get());
+  }
   return replies;
 }
 
@@ -647,7 +661,12 @@ void Connection::send_formatted(std::string_view resp) {
 
 Reply Connection::receive() {
   if (fd_ < 0) throw Error(kConnection, "no reply pending: the connection was closed");
-  return read_reply(Clock::now() + timeout_);
+  Reply r = read_reply(Clock::now() + timeout_);
+  if (is_auth_reply(r)) {
+    close();  // the replies still on the way are refused too
+    throw auth_error(r.get());
+  }
+  return r;
 }
 
 void Connection::await_replicas() {
@@ -692,9 +711,7 @@ void append_command(std::string& out, const Args& args) {
 void check_reply(const Reply& r, std::string_view what) {
   if (r->type != REDIS_REPLY_ERROR) return;
   std::string msg = error_text(r.get());
-  if (is_auth_error(msg)) {
-    throw Error(kConnection, fmt::format("authentication required: {}", msg), kAuthHint);
-  }
+  if (is_auth_error(msg)) throw auth_error(r.get());
   if (starts_with(msg, "CLUSTERDOWN")) {
     throw Error(kServer, fmt::format("cluster error: {} failed: {}", what, msg),
                 "the cluster cannot serve this key now; check it with 'rcoord doctor'");
