@@ -4,10 +4,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <set>
 
 #include "errors.hpp"
 
@@ -223,7 +226,8 @@ void Context::resolve() {
       "wait-replicas"};
   for (const auto& [key, values] : config_) {
     if (std::find(std::begin(kKnown), std::end(kKnown), key) == std::end(kKnown)) {
-      throw Error(kUsage, fmt::format("unknown key '{}' in config file {}", key, config_path),
+      throw Error(kUsage,
+                  fmt::format("unknown key '{}' in config file {}", mask_url(key), config_path),
                   "use global option names such as url, timeout, prefix, output");
     }
   }
@@ -236,16 +240,26 @@ void Context::resolve() {
   if (settings_.timeout.count() <= 0) {
     throw Error(kUsage, "--timeout must be positive", "use e.g. --timeout 2s");
   }
+  std::string prefix_origin = "--prefix";
   if (given("prefix")) {
     settings_.prefix = opts.prefix;
   } else if (auto p = from_config("prefix")) {
     settings_.prefix = *p;
+    prefix_origin = "prefix in the config file";
+  }
+  // Every key's hash tag is rcoord's own `{type:name}`: a brace in the prefix would make
+  // the tag something else (on a Cluster, keys of one object in several slots).
+  if (settings_.prefix.find_first_of("{}") != std::string::npos) {
+    throw Error(kUsage,
+                fmt::format("{} '{}' holds a '{{' or '}}'", prefix_origin, settings_.prefix),
+                "rcoord puts each object's keys in one hash tag of its own; use a prefix "
+                "without braces, e.g. myapp:");
   }
   keys_ = Keys(settings_.prefix);
   if (given("wait-replicas")) {
     settings_.wait_replicas = opts.wait_replicas;
   } else if (auto w = from_config("wait-replicas")) {
-    settings_.wait_replicas = parse_int("wait-replicas in the config file", *w, 1000);
+    settings_.wait_replicas = parse_int("wait-replicas in the config file", *w, kMaxWaitReplicas);
   }
   resolve_output();
   resolve_endpoint();
@@ -395,8 +409,19 @@ void Context::resolve_redlock_endpoints() {
   }
   std::optional<std::string> password = global_password();
   settings_.endpoints.clear();
+  std::set<std::string> masters;
   for (const auto& url : opts.urls) {
     Endpoint ep = parse_url(url);
+    // The same master twice would count its vote twice: a quorum on fewer servers.
+    std::string where = ep.describe();
+    std::transform(where.begin(), where.end(), where.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (!masters.insert(where).second) {
+      throw Error(kUsage,
+                  fmt::format("{} is given twice in --url: a Redlock needs independent masters",
+                              ep.describe()),
+                  "give each master once");
+    }
     if (!ep.password) ep.password = password;
     if (ep.user.empty() && given("user")) ep.user = opts.user;
     resolve_tls(ep);

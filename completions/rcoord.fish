@@ -76,6 +76,7 @@ complete -c rcoord -n 'not __rcoord_in_child_command' -s h -x -a '(__fish_print_
 complete -c rcoord -n 'not __rcoord_in_child_command' -s p -x -d 'Server port (as redis-cli)'
 complete -c rcoord -n 'not __rcoord_in_child_command' -s n -x -d 'Database number (as redis-cli)'
 complete -c rcoord -n 'not __rcoord_in_child_command' -s a -l pass -x -d 'Password (as redis-cli; visible in ps: prefer --password-file)'
+complete -c rcoord -n 'not __rcoord_in_child_command' -l no-auth-warning -d 'Do not warn about a password on the command line (as redis-cli)'
 complete -c rcoord -n 'not __rcoord_in_child_command' -l user -x -d 'ACL user name (as redis-cli)'
 complete -c rcoord -n 'not __rcoord_in_child_command' -s s -r -F -d 'Unix socket path (as redis-cli)'
 complete -c rcoord -n 'not __rcoord_in_child_command' -l tls -d 'Use TLS, as a rediss:// URL does (as redis-cli)'

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "errors.hpp"
+#include "url.hpp"
 
 namespace rcoord {
 namespace {
@@ -80,7 +81,8 @@ class LineParser {
     for (char d : bare) {
       if ((std::isdigit(static_cast<unsigned char>(d)) == 0) && d != '-' && d != '+' && d != '.' &&
           d != '_') {
-        fail(fmt::format("'{}' is not a value: quote strings", bare));
+        // The value is shown masked: an unquoted `url = redis://:pw@host` lands here.
+        fail(fmt::format("'{}' is not a value: quote strings", mask_url(bare)));
       }
     }
     return bare;

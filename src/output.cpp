@@ -65,8 +65,12 @@ void Printer::note(std::string_view line) {
   write_stderr("\033[33m", line);
 }
 
-void Printer::warn(std::string_view line) { write_stderr("\033[33m", line); }
+// Warnings and errors may quote a URL (a value the user gave): its password never shows.
+void Printer::warn(std::string_view line) { write_stderr("\033[33m", mask_urls_in(line)); }
 
-void Printer::error(const Error& e) { write_stderr("\033[31m", format_error(e)); }
+void Printer::error(const Error& e) {
+  // The hint is rcoord's own text (it may show a URL template): only what() is masked.
+  write_stderr("\033[31m", format_error(Error(e.code(), mask_urls_in(e.what()), e.hint())));
+}
 
 }  // namespace rcoord

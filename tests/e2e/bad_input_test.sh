@@ -277,11 +277,45 @@ for url in redis://127.0.0.1:0 redis://127.0.0.1:-1 redis://127.0.0.1:65536 \
 done
 expect 2 "$RCOORD" --url 'redis://u:s3cret%zz@127.0.0.1:1' lock status x
 case "$ERR" in *s3cret*) fail "a password appeared in a URL error" ;; esac
+# Mistyped URLs, wherever they come from, never show their password.
+for url in 'redis//:s3cret@127.0.0.1' 'redis:/u:s3cret@127.0.0.1' 'redis:s3cret@h' \
+  'redis://u:s3cret/x@127.0.0.1' 'redis://u:s3c?ret@127.0.0.1' 'redis://127.0.0.1:x?password=s3c@ret' \
+  'xx:s3cret@h://' 'redis://u:s3cret@127.0.0.1:1:2'; do
+  refused 2 "$RCOORD" --url "$url" lock status x
+  case "$ERR" in *s3c*|*ret*) fail "a password appeared: $ERR" ;; esac
+  printf 'url = %s\n' "$url" >"$TEST_TMP/unquoted.toml"
+  refused 2 "$RCOORD" --config "$TEST_TMP/unquoted.toml" lock status x
+  case "$ERR" in *s3c*|*ret*) fail "a password appeared from the config file: $ERR" ;; esac
+  RCOORD_URL=$url refused 2 "$RCOORD" lock status x
+  case "$ERR" in *s3c*|*ret*) fail "a password appeared from RCOORD_URL: $ERR" ;; esac
+done
+refused 2 "$RCOORD" --sentinel 'u:s3cret@127.0.0.1:1' --sentinel-master m lock status x
+case "$ERR" in *s3c*) fail "a password appeared in a --sentinel error: $ERR" ;; esac
+# One port; no NUL or control byte in a host or a socket path.
+for url in redis://127.0.0.1:1:2 'redis://::1:6379' 'redis://a%00b:1' 'redis://a%0ab:1' \
+  'unix:///tmp/a%00b.sock'; do
+  refused 2 "$RCOORD" --url "$url" lock status x
+  assert_contains "$ERR" "bad URL"
+done
+# The same master twice is no Redlock.
+refused 2 "$RCOORD" -u "$R_URL" -u "$R_URL" -u "redis://127.0.0.1:$(free_port)" lock status x
+assert_contains "$ERR" "given twice"
+refused 2 "$RCOORD" -u "$R_URL" -u "redis://127.0.0.1:$R_PORT/2" -u "$R_URL/3" lock status x
+assert_contains "$ERR" "given twice"
 # percent-encoding is decoded where it is allowed
 expect 1 "$RCOORD" --url "redis://%31%32%37.0.0.1:$R_PORT" lock status x
 refused 3 "$RCOORD" --url "unix://$TEST_TMP/no.sock" lock status x
 refused 3 "$RCOORD" --url "redis://[::1]:$(free_port)" --timeout 1s lock status x
 pass "malformed and hostile URLs exit 2 before any connection"
+
+# --- prefixes ----------------------------------------------------------------------------------
+for prefix in 'a{' 'a}' '{x}:' 'x{y}z'; do
+  refused 2 "$RCOORD" --prefix "$prefix" lock acquire x
+  assert_contains "$ERR" "--prefix"
+  printf 'prefix = "%s"\n' "$prefix" >"$TEST_TMP/prefix.toml"
+  refused 2 "$RCOORD" --config "$TEST_TMP/prefix.toml" lock acquire x
+done
+pass "a --prefix holding a brace exits 2"
 
 # --- unreadable password and config files ---------------------------------------------------
 mkdir -p "$TEST_TMP/a-dir"

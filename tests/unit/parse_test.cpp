@@ -215,3 +215,48 @@ TEST_CASE("a duration over the limit is too long, not malformed") {
   }
   CHECK(rcoord::parse_duration("0000000000000000000001s") == 1s);
 }
+
+TEST_CASE("a password never shows, whatever the URL's shape") {
+  for (const char* url :
+       {"redis//:s3cret@host", "redis:/:s3cret@host", "redis:s3cret@host", ":s3cret@host",
+        "redis://u:s3cret/x@host", "redis://u:s3c@ret@host", "redis://u:s3cret?x@host",
+        "redis://host?password=s3cret", "redis://host?db=1&password=s3cret&user=u",
+        "redis://host?password=s3c@ret", "unix://u:s3cret@/tmp/r.sock", "rediss://s3cret@h:1"}) {
+    CAPTURE(url);
+    std::vector<std::string> shown_forms{rcoord::mask_url(url)};
+    if (std::string(url).find("://") != std::string::npos) {
+      shown_forms.push_back(rcoord::mask_urls_in(std::string("bad URL '") + url + "': x"));
+    }
+    for (const std::string& shown : shown_forms) {
+      CHECK(shown.find("s3c") == std::string::npos);
+      CHECK(shown.find("ret") == std::string::npos);
+      CHECK(shown.find("****") != std::string::npos);
+    }
+    try {
+      rcoord::parse_url(url);
+    } catch (const rcoord::Error& e) {
+      CHECK(std::string(e.what()).find("s3c") == std::string::npos);
+    }
+  }
+  // The user name stays when the URL is plainly user:password.
+  CHECK(rcoord::mask_url("redis://bob:s3cret@h") == "redis://bob:****@h");
+  CHECK(rcoord::mask_urls_in("at redis://bob:pw@h and 'rediss://x@y'") ==
+        "at redis://bob:****@h and 'rediss://****@y'");
+  CHECK(rcoord::mask_urls_in("no URL here, a@b") == "no URL here, a@b");
+}
+
+TEST_CASE("hosts: one port, no control bytes; socket paths without NUL") {
+  for (const char* bad :
+       {"redis://host:1:2", "redis://::1:6379", "redis://a%3Ab:1", "redis://a%00b:1",
+        "redis://a%0ab:1", "redis://a%1bb:1", "unix:///tmp/a%00b.sock"}) {
+    CAPTURE(bad);
+    try {
+      rcoord::parse_url(bad);
+      FAIL("accepted");
+    } catch (const rcoord::Error& e) {
+      CHECK(e.code() == rcoord::kUsage);
+    }
+  }
+  CHECK(rcoord::parse_url("redis://[::1]:6379").host == "::1");
+  CHECK(rcoord::parse_url("redis://host:7").port == 7);
+}
