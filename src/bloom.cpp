@@ -17,6 +17,18 @@ namespace {
 constexpr std::string_view kType = "bloom";
 // Slots asked for ahead of the next batch: the batch size of the command layer.
 constexpr auto kGrantAhead = static_cast<std::int64_t>(kBatchSize);
+// Bit reads in one pipelined write of tests. A batch of items against one layer stays one
+// write; against a filter of many layers (up to 64, each with more hashes than the last) a
+// whole batch would be tens of megabytes, more than a busy server reads within --timeout,
+// so it goes out in pieces of about this many reads.
+constexpr std::size_t kMaxReadsPerWrite = std::size_t{1} << 17;
+
+// How many items whose bits are read in layers [from, to) of `layers` go in one write.
+std::size_t items_per_write(const std::vector<Layer>& layers, std::size_t from, std::size_t to) {
+  std::size_t reads = 0;
+  for (std::size_t i = from; i < to; ++i) reads += layers[i].hashes;
+  return std::max<std::size_t>(1, kMaxReadsPerWrite / std::max<std::size_t>(1, reads));
+}
 
 std::string layer_key(const Keys& keys, std::string_view name, std::size_t layer) {
   return keys.aux(kType, name, std::to_string(layer));
@@ -406,28 +418,30 @@ void Adder::complete(Batch& b) {
 void Adder::test_layers(Batch& b, std::vector<std::size_t>& candidates, std::size_t from,
                         std::size_t to) {
   if (from >= to || candidates.empty()) return;
-  out_.clear();
-  for (std::size_t c : candidates) {
-    for (std::size_t layer = from; layer < to; ++layer) {
-      const Layer& l = meta_.layers[layer];
-      append_header(out_, "BITFIELD_RO", layer_key(keys_, name_, layer), l.hashes);
-      for_each_position(b.hashes[c], l.bits, l.hashes, [&](std::uint64_t pos) {
-        out_ += "$3\r\nGET\r\n$2\r\nu1\r\n";
-        append_uint(out_, pos);
-      });
-    }
-  }
-  conn_.send_formatted(out_);
   std::vector<std::size_t> absent;
-  std::vector<bool> found(candidates.size(), false);
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    for (std::size_t layer = from; layer < to; ++layer) {
-      Reply r = conn_.receive();
-      if (all_ones(conn_, r, layer_key(keys_, name_, layer))) found[i] = true;
+  std::size_t per_write = items_per_write(meta_.layers, from, to);
+  for (std::size_t first = 0; first < candidates.size(); first += per_write) {
+    std::size_t last = std::min(candidates.size(), first + per_write);
+    out_.clear();
+    for (std::size_t i = first; i < last; ++i) {
+      for (std::size_t layer = from; layer < to; ++layer) {
+        const Layer& l = meta_.layers[layer];
+        append_header(out_, "BITFIELD_RO", layer_key(keys_, name_, layer), l.hashes);
+        for_each_position(b.hashes[candidates[i]], l.bits, l.hashes, [&](std::uint64_t pos) {
+          out_ += "$3\r\nGET\r\n$2\r\nu1\r\n";
+          append_uint(out_, pos);
+        });
+      }
     }
-  }
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    if (!found[i]) absent.push_back(candidates[i]);
+    conn_.send_formatted(out_);
+    for (std::size_t i = first; i < last; ++i) {
+      bool found = false;
+      for (std::size_t layer = from; layer < to; ++layer) {
+        Reply r = conn_.receive();
+        if (all_ones(conn_, r, layer_key(keys_, name_, layer))) found = true;
+      }
+      if (!found) absent.push_back(candidates[i]);
+    }
   }
   candidates.swap(absent);
 }
@@ -561,17 +575,18 @@ Tester::~Tester() {
 }
 
 void Tester::complete() {
-  done_.clear();
-  done_.resize(flight_.size());
+  std::size_t base = done_.size();
+  done_.resize(base + flight_.size());
   for (std::size_t i = 0; i < flight_.size(); ++i) {
-    done_[i].item = flight_[i];
+    done_[base + i].item = flight_[i];
     if (!in_flight_) continue;
     for (std::size_t layer = 0; layer < meta_.layers.size(); ++layer) {
       Reply r = conn_.receive();
-      if (all_ones(conn_, r, layer_keys_[layer])) done_[i].yes = true;
+      if (all_ones(conn_, r, layer_keys_[layer])) done_[base + i].yes = true;
     }
   }
   in_flight_ = false;
+  flight_.clear();
 }
 
 const std::vector<ItemResult>& Tester::test(const std::vector<std::string>& items) {
@@ -582,10 +597,15 @@ const std::vector<ItemResult>& Tester::test(const std::vector<std::string>& item
     }
     loaded_ = true;
   }
-  out_.clear();
-  if (exists_) {
-    for (const auto& item : items) {
-      Hash128 h = murmur3_128(item);
+  done_.clear();
+  // Each piece goes out while the server answers the one before; the last stays in flight.
+  std::size_t per_write = items_per_write(meta_.layers, 0, meta_.layers.size());
+  std::size_t first = 0;
+  do {
+    std::size_t last = std::min(items.size(), first + per_write);
+    out_.clear();
+    for (std::size_t i = first; exists_ && i < last; ++i) {
+      Hash128 h = murmur3_128(items[i]);
       for (std::size_t layer = 0; layer < meta_.layers.size(); ++layer) {
         const Layer& l = meta_.layers[layer];
         append_header(out_, "BITFIELD_RO", layer_keys_[layer], l.hashes);
@@ -595,19 +615,21 @@ const std::vector<ItemResult>& Tester::test(const std::vector<std::string>& item
         });
       }
     }
-  }
-  complete();
-  if (!out_.empty()) {
-    conn_.send_formatted(out_);
-    in_flight_ = true;
-  }
-  flight_ = items;
+    complete();
+    if (!out_.empty()) {
+      conn_.send_formatted(out_);
+      in_flight_ = true;
+    }
+    flight_.assign(items.begin() + static_cast<std::ptrdiff_t>(first),
+                   items.begin() + static_cast<std::ptrdiff_t>(last));
+    first = last;
+  } while (first < items.size());
   return done_;
 }
 
 const std::vector<ItemResult>& Tester::finish() {
+  done_.clear();
   complete();
-  flight_.clear();
   return done_;
 }
 
