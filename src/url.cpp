@@ -224,7 +224,7 @@ std::pair<std::string, int> parse_address(std::string_view text, std::string_vie
     ep.port = 0;
   }
   if (ep.port == 0 || text.empty() || text.front() == ':') {
-    std::string shown = mask_url(text.substr(0, 200));
+    std::string shown = mask_url(text).substr(0, 200);  // masked first: the '@' may come late
     throw Error(kUsage, fmt::format("bad {} '{}'", what, shown),
                 "use HOST:PORT, e.g. 127.0.0.1:26379 or [::1]:26379");
   }
