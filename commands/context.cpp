@@ -53,7 +53,7 @@ constexpr int kMaxDb = 1'000'000;
 constexpr int kMaxWaitReplicas = 1000;
 
 // A password file holds one password: a larger one is a mistake (`--password-file /dev/zero`).
-constexpr std::size_t kMaxPasswordFileBytes = 64 * 1024;
+constexpr std::size_t kMaxPasswordFileBytes = std::size_t{64} * 1024;
 
 // The first line of a password file. An empty one is a mistake (a file not yet filled
 // in): sending an empty password would only fail later as an authentication error.
@@ -78,19 +78,18 @@ std::string default_config_path() {
 }  // namespace
 
 CLI::Validator decimal_in(std::int64_t min, std::int64_t max) {
-  return CLI::Validator(
-      [min, max](std::string& value) -> std::string {
-        if (!is_decimal(value)) {
-          return fmt::format("bad number '{}': write a whole number in decimal digits", value);
-        }
-        auto n = parse_decimal(value);
-        if (!n || *n < min || *n > max) {
-          return fmt::format("{} is out of range: use {} to {}", value, min, max);
-        }
-        value = std::to_string(*n);
-        return {};
-      },
-      "");
+  return {[min, max](std::string& value) -> std::string {
+            if (!is_decimal(value)) {
+              return fmt::format("bad number '{}': write a whole number in decimal digits", value);
+            }
+            auto n = parse_decimal(value);
+            if (!n || *n < min || *n > max) {
+              return fmt::format("{} is out of range: use {} to {}", value, min, max);
+            }
+            value = std::to_string(*n);
+            return {};
+          },
+          ""};
 }
 
 const CLI::Validator kDecimalReal(

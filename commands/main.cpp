@@ -169,7 +169,10 @@ void add_commands(CLI::App& app, rcoord::cmd::Context& ctx, std::string_view wor
 // A password's mask in the command line that ps shows: "****" whatever its length, so ps
 // does not tell how long it is. (A password shorter than 4 bytes gets as many stars as it has
 // bytes: the command line may not grow.)
-std::string stars(std::size_t length) { return std::string(std::min<std::size_t>(length, 4), '*'); }
+std::string stars(std::size_t length) {
+  std::string mask(std::min<std::size_t>(length, 4), '*');
+  return mask;
+}
 
 // A URL with its secrets (the parts mask_url hides) replaced by stars.
 std::string starred_url(std::string_view url) {
@@ -190,7 +193,9 @@ std::vector<std::string> shown_argv(int argc, char** argv, bool& secret) {
   std::vector<std::string> shown(argv, argv + argc);
   auto mask_password = [&](std::string& arg, std::size_t from) {
     if (arg.size() <= from) return;
-    arg.replace(from, std::string::npos, stars(arg.size() - from));
+    std::string mask = stars(arg.size() - from);
+    arg.resize(from);
+    arg += mask;
     secret = true;
   };
   auto mask_url = [&](std::string& arg, std::size_t from) {

@@ -52,7 +52,7 @@ bool is_auth_reply(const Reply& r) {
 }
 
 Error auth_error(const redisReply* r) {
-  return Error(kConnection, fmt::format("authentication required: {}", error_text(r)), kAuthHint);
+  return {kConnection, fmt::format("authentication required: {}", error_text(r)), kAuthHint};
 }
 
 void format_args(const Args& args, std::string& out) {
