@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include "errors.hpp"
+#include "executable.hpp"
 #include "hold.hpp"
 #include "signals.hpp"
 #include "supervise.hpp"
+#include "text.hpp"
 #include "token.hpp"
 #include "watch.hpp"
 
@@ -33,13 +35,13 @@ void to_json(nlohmann::ordered_json& j, const Status& r) {
       {"leader", r.leader}, {"name", r.name}, {"id", r.id}, {"term", r.term}, {"ttl_ms", r.ttl_ms}};
 }
 std::string to_text(const Status& r) {
-  return fmt::format("leader: {}\nname: {}\nid: {}\nterm: {}\nttl_ms: {}\n", r.leader, r.name, r.id,
-                     r.term, r.ttl_ms);
+  return fmt::format("leader: {}\nname: {}\nid: {}\nterm: {}\nttl_ms: {}\n", r.leader,
+                     escape_text(r.name), escape_text(r.id), r.term, r.ttl_ms);
 }
 
 void to_json(nlohmann::ordered_json& j, const Change& r) { to_json(j, r.state); }
-// The leader's id, or an empty line when nobody leads.
-std::string to_text(const Change& r) { return r.state.id + "\n"; }
+// The leader's id (escaped: one line per change), or an empty line when nobody leads.
+std::string to_text(const Change& r) { return escape_text(r.state.id) + "\n"; }
 
 }  // namespace rcoord::elect
 
@@ -141,6 +143,7 @@ int run_run(Context& ctx, const ElectArgs& a) {
   if (a.command.empty()) {
     throw Error(kUsage, "elect run needs a command", "put it after --, e.g. -- ./scheduler.sh");
   }
+  check_executable(a.command.front());  // before campaigning
   elect::CampaignOptions opts{a.id, ttl, wait_option(a), true, random_token()};
   auto r = campaign_or_abort(ctx, a.name, opts);
   if (!r.leader) {
@@ -238,7 +241,7 @@ void add_elect(CLI::App& app, Context& ctx) {
   x->add_option("-E,--conflict-exit-code", run->conflict_exit_code,
                 "Exit code when another candidate leads (default 1)")
       ->type_name("CODE")
-      ->check(CLI::Range(0, 255).description(""));
+      ->transform(decimal_in(0, 255));
   x->add_option("--kill-grace", run->kill_grace,
                 "On loss of leadership, SIGKILL the command this long after SIGTERM (default 10s)")
       ->type_name("DURATION")

@@ -5,10 +5,12 @@
 #include <chrono>
 
 #include "errors.hpp"
+#include "executable.hpp"
 #include "hold.hpp"
 #include "redlock_command.hpp"
 #include "signals.hpp"
 #include "supervise.hpp"
+#include "text.hpp"
 #include "token.hpp"
 #include "watch.hpp"
 
@@ -43,7 +45,7 @@ void to_json(nlohmann::ordered_json& j, const Status& r) {
 std::string to_text(const Status& r) {
   return fmt::format(
       "held: {}\nname: {}\ntoken: {}\nttl_ms: {}\nfence: {}\nmode: {}\nreaders: {}\n", r.held,
-      r.name, r.token, r.ttl_ms, r.fence, r.mode, r.readers);
+      escape_text(r.name), escape_text(r.token), r.ttl_ms, r.fence, r.mode, r.readers);
 }
 
 void to_json(nlohmann::ordered_json& j, const Broken& r) {
@@ -52,7 +54,7 @@ void to_json(nlohmann::ordered_json& j, const Broken& r) {
 std::string to_text(const Broken& r) {
   if (!r.broken) return {};
   if (r.readers > 0) return fmt::format("broken: {} readers", r.readers);
-  return fmt::format("broken: {}", r.token);
+  return fmt::format("broken: {}", escape_text(r.token));
 }
 
 }  // namespace rcoord::lock
@@ -168,6 +170,8 @@ int run_run(Context& ctx, const LockArgs& a) {
   if (a.command.empty()) {
     throw Error(kUsage, "lock run needs a command", "put it after --, e.g. -- ./backup.sh");
   }
+  // Before the lock is taken: with --min-hold, a typo would keep it for the whole hold.
+  check_executable(a.command.front());
   lock::AcquireOptions opts{ttl, wait_option(a), a.token, a.shared};
   if (redlock_verbs::active(ctx)) {
     return redlock_verbs::run(ctx, a.name,
@@ -276,7 +280,7 @@ void add_lock(CLI::App& app, Context& ctx) {
   x->add_option("-E,--conflict-exit-code", run->conflict_exit_code,
                 "Exit code when the lock is busy (default 1)")
       ->type_name("CODE")
-      ->check(CLI::Range(0, 255).description(""));
+      ->transform(decimal_in(0, 255));
   x->add_option("--kill-grace", run->kill_grace,
                 "On lock loss, SIGKILL the command this long after SIGTERM (default 10s)")
       ->type_name("DURATION")

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "text.hpp"
+
 namespace rcoord::server {
 
 void to_json(nlohmann::ordered_json& j, const Ping& r) {
@@ -17,14 +19,15 @@ void to_json(nlohmann::ordered_json& j, const Ping& r) {
 
 // `node: ADDRESS ROLE RTT` lines follow the summary, one per server of the setup.
 std::string to_text(const Ping& r) {
-  std::string text = fmt::format("url: {}\nversion: {}\nmode: {}\nrtt_us: {}\n", r.url, r.version,
-                                 r.mode, r.rtt_us);
+  std::string text = fmt::format("url: {}\nversion: {}\nmode: {}\nrtt_us: {}\n", escape_text(r.url),
+                                 escape_text(r.version), r.mode, r.rtt_us);
   if (!r.nodes.empty()) text += fmt::format("nodes: {}\n", r.nodes.size());
   for (const auto& n : r.nodes) {
     if (n.rtt_us >= 0) {
-      text += fmt::format("node: {} {} rtt_us={}\n", n.address, n.role, n.rtt_us);
+      text += fmt::format("node: {} {} rtt_us={}\n", escape_text(n.address), n.role, n.rtt_us);
     } else {
-      text += fmt::format("node: {} {} down ({})\n", n.address, n.role, n.error);
+      text += fmt::format("node: {} {} down ({})\n", escape_text(n.address), n.role,
+                          escape_text(n.error));
     }
   }
   return text;
@@ -39,7 +42,7 @@ void to_json(nlohmann::ordered_json& j, const Object& r) {
 }
 
 std::string to_text(const Object& r) {
-  return fmt::format("{:<9} {}  {}", r.type, r.name, r.state);
+  return fmt::format("{:<9} {}  {}", r.type, escape_text(r.name), escape_text(r.state));
 }
 
 }  // namespace rcoord::inventory
@@ -51,8 +54,9 @@ void to_json(nlohmann::ordered_json& j, const Finding& r) {
 }
 
 std::string to_text(const Finding& r) {
-  if (r.ok) return fmt::format("ok    {}: {}", r.check, r.detail);
-  return fmt::format("FAIL  {}: {}\n      fix: {}", r.check, r.detail, r.fix);
+  if (r.ok) return fmt::format("ok    {}: {}", r.check, escape_text(r.detail));
+  return fmt::format("FAIL  {}: {}\n      fix: {}", r.check, escape_text(r.detail),
+                     escape_text(r.fix));
 }
 
 }  // namespace rcoord::doctor
@@ -102,7 +106,7 @@ struct LsArgs {
 void add_ls(CLI::App& app, Context& ctx) {
   auto args = std::make_shared<LsArgs>();
   auto* ls = app.add_subcommand("ls", "List the objects rcoord keeps, with type and state");
-  ls->add_option("pattern", args->pattern, "Glob of object names (default *)");
+  ls->add_option("pattern", args->pattern, "Glob over whole object names (default *)");
   std::string types;
   for (const auto& t : inventory::types()) types += (types.empty() ? "" : "|") + t;
   ls->add_option("--type", args->type, "Only objects of this type")
@@ -110,6 +114,7 @@ void add_ls(CLI::App& app, Context& ctx) {
       ->check(CLI::IsMember(inventory::types()).description(""));
   ls->footer(
       "Found with SCAN (never KEYS), so a large keyspace is walked without blocking the server.\n"
+      "Names are printed escaped (\\n for a newline, \\\\ for a backslash).\n"
       "Example: rcoord ls 'deploy-*' --type lock");
   ls->callback([&ctx, args] {
     ctx.action = [&ctx, args] {

@@ -11,61 +11,17 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 
+#include "config.hpp"
 #include "errors.hpp"
+#include "executable.hpp"
 #include "items.hpp"
 #include "signals.hpp"
 #include "supervise.hpp"
+#include "text.hpp"
 #include "watch.hpp"
 
 namespace rcoord::queue {
-
-std::string base64(std::string_view bytes) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  std::size_t i = 0;
-  auto at = [&](std::size_t k) {
-    return static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[k]));
-  };
-  for (; i + 2 < bytes.size(); i += 3) {
-    std::uint32_t v = at(i) << 16 | at(i + 1) << 8 | at(i + 2);
-    out += kAlphabet[v >> 18 & 63];
-    out += kAlphabet[v >> 12 & 63];
-    out += kAlphabet[v >> 6 & 63];
-    out += kAlphabet[v & 63];
-  }
-  if (i + 1 == bytes.size()) {
-    std::uint32_t v = at(i) << 16;
-    out += kAlphabet[v >> 18 & 63];
-    out += kAlphabet[v >> 12 & 63];
-    out += "==";
-  } else if (i + 2 == bytes.size()) {
-    std::uint32_t v = at(i) << 16 | at(i + 1) << 8;
-    out += kAlphabet[v >> 18 & 63];
-    out += kAlphabet[v >> 12 & 63];
-    out += kAlphabet[v >> 6 & 63];
-    out += '=';
-  }
-  return out;
-}
-
-namespace {
-
-// The JSON printer's own verdict, so "valid" means exactly what it will print unchanged.
-bool valid_utf8(const std::string& bytes) {
-  try {
-    (void)nlohmann::ordered_json(bytes).dump();
-    return true;
-  } catch (const nlohmann::ordered_json::type_error&) {
-    return false;
-  }
-}
-
-}  // namespace
 
 void to_json(nlohmann::ordered_json& j, const Message& m) {
   j = {{"id", m.id}, {"message", m.message}};
@@ -183,28 +139,12 @@ void print_messages(Context& ctx, const std::vector<queue::Message>& messages,
   ctx.out().write_raw(queue::to_records(messages, style));
 }
 
+// One message from a file, or from stdin for "-": at most what one stdin item may hold.
 std::string read_file(const std::string& path) {
-  if (path == "-") {
-    std::string all;
-    char buf[65536];
-    for (;;) {
-      ssize_t n = ::read(STDIN_FILENO, buf, sizeof(buf));
-      if (n > 0) {
-        all.append(buf, static_cast<std::size_t>(n));
-      } else if (n == 0) {
-        return all;
-      } else if (errno != EINTR) {
-        throw Error(kUsage, fmt::format("cannot read stdin: {}", std::strerror(errno)),
-                    "check what is piped into rcoord");
-      }
-    }
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw Error(kUsage, fmt::format("cannot read --file '{}': {}", path, std::strerror(errno)),
-                "check the path");
-  }
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  return read_small_file(path, "--file", ItemReader::kMaxItemBytes,
+                         fmt::format("a message holds at most {}; split it into several",
+                                     format_size(ItemReader::kMaxItemBytes)),
+                         /*stdin_dash=*/true);
 }
 
 int run_push(Context& ctx, const QueueArgs& a) {
@@ -378,29 +318,12 @@ bool stop_requested() {
 // A command that cannot be run would fail every message until all of them are dead: check it
 // the way execvp will look for it, before taking any.
 void check_runnable(const std::string& command) {
-  auto runnable = [](const std::string& path) {
-    struct stat st {};
-    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-           ::access(path.c_str(), X_OK) == 0;
-  };
-  bool found = false;
-  if (command.find('/') != std::string::npos) {
-    found = runnable(command);
-  } else {
-    const char* path = std::getenv("PATH");
-    std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
-    std::size_t start = 0;
-    while (!found && start <= dirs.size()) {
-      std::size_t end = std::min(dirs.find(':', start), dirs.size());
-      std::string dir = dirs.substr(start, end - start);
-      found = runnable((dir.empty() ? "." : dir) + "/" + command);
-      start = end + 1;
-    }
-  }
-  if (!found) {
-    throw Error(kUsage, fmt::format("cannot run '{}': no such executable", command),
-                "check the command and PATH; no message was taken");
-  }
+  int e = executable_errno(command);
+  if (e == 0) return;
+  throw Error(kUsage,
+              fmt::format("cannot run '{}': {}", command,
+                          e == ENOENT ? std::string("no such executable") : std::strerror(e)),
+              "check the command and PATH; no message was taken");
 }
 
 // After the command: ack on 0, nack otherwise. Must finish even when a signal comes.
@@ -503,14 +426,14 @@ void add_name(CLI::App* verb, QueueArgs& a) {
 CLI::Option* add_count(CLI::App* verb, QueueArgs& a, const std::string& help) {
   return verb->add_option("--count", a.count, help)
       ->type_name("N")
-      ->check(CLI::Range(std::int64_t{1}, kMaxCount).description(""));
+      ->transform(decimal_in(1, kMaxCount));
 }
 
 void add_max_attempts(CLI::App* verb, QueueArgs& a) {
   verb->add_option("--max-attempts", a.max_attempts,
                    "Deliver a message at most N times, then it is dead (default 5)")
       ->type_name("N")
-      ->check(CLI::Range(std::int64_t{1}, kMaxCount).description(""));
+      ->transform(decimal_in(1, kMaxCount));
 }
 
 void add_nul(CLI::App* verb, QueueArgs& a, const std::string& help) {
@@ -570,7 +493,7 @@ void add_queue(CLI::App& app, Context& ctx) {
   k->add_option("id", ack->id, "Message id, as pop printed it")->required();
   k->add_option("--attempt", ack->attempt, "Only if the lease is still that delivery's")
       ->type_name("N")
-      ->check(CLI::Range(std::int64_t{1}, kMaxCount).description(""));
+      ->transform(decimal_in(1, kMaxCount));
   k->footer("Example: rcoord queue ack jobs 17");
   on_parse(k, ctx, ack, run_ack);
 
@@ -583,7 +506,7 @@ void add_queue(CLI::App& app, Context& ctx) {
       ->check(kDurationCheck);
   n->add_option("--attempt", nack->attempt, "Only if the lease is still that delivery's")
       ->type_name("N")
-      ->check(CLI::Range(std::int64_t{1}, kMaxCount).description(""));
+      ->transform(decimal_in(1, kMaxCount));
   n->footer("Example: rcoord queue nack jobs 17 --delay 1m");
   on_parse(n, ctx, nack, run_nack);
 
@@ -598,7 +521,7 @@ void add_queue(CLI::App& app, Context& ctx) {
   add_max_attempts(c, *consume);
   c->add_option("--max-messages", consume->max_messages, "Exit after N messages")
       ->type_name("N")
-      ->check(CLI::Range(std::int64_t{1}, kMaxCount).description(""));
+      ->transform(decimal_in(1, kMaxCount));
   c->add_option("--idle-exit", consume->idle_exit, "Exit 0 when no message came for DUR")
       ->type_name("DURATION")
       ->check(kDurationCheck);

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include "errors.hpp"
+#include "executable.hpp"
 #include "hold.hpp"
+#include "text.hpp"
 #include "token.hpp"
 #include "watch.hpp"
 
@@ -34,10 +36,11 @@ void to_json(nlohmann::ordered_json& j, const Status& r) {
 }
 std::string to_text(const Status& r) {
   // field: value lines with the JSON names; the holders list is one `holders:` line each.
-  std::string out = fmt::format("name: {}\nlimit: {}\nin_use: {}\nwaiting: {}\n", r.name, r.limit,
-                                r.in_use, r.waiting);
+  std::string out = fmt::format("name: {}\nlimit: {}\nin_use: {}\nwaiting: {}\n",
+                                escape_text(r.name), r.limit, r.in_use, r.waiting);
   for (const auto& h : r.holders) {
-    out += fmt::format("holders: {} permits={} ttl_ms={}\n", h.token, h.permits, h.ttl_ms);
+    out += fmt::format("holders: {} permits={} ttl_ms={}\n", escape_text(h.token), h.permits,
+                       h.ttl_ms);
   }
   return out;
 }
@@ -142,6 +145,7 @@ int run_run(Context& ctx, const SemArgs& a) {
   if (a.command.empty()) {
     throw Error(kUsage, "sem run needs a command", "put it after --, e.g. -- ./job.sh");
   }
+  check_executable(a.command.front());  // before a permit is taken
   auto opts = take_options(a);
   auto r = take_or_abort(ctx, a, opts);
   if (!r.acquired) {
@@ -172,10 +176,10 @@ void add_take_options(CLI::App* verb, SemArgs& a) {
   verb->add_option("--limit", a.limit, "How many permits exist (every user of NAME must agree)")
       ->required()
       ->type_name("N")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000'000}).description(""));
+      ->transform(decimal_in(1, 1'000'000'000));
   verb->add_option("--permits", a.permits, "Take K permits at once, all or none (default 1)")
       ->type_name("K")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000'000}).description(""));
+      ->transform(decimal_in(1, 1'000'000'000));
   verb->add_option("--ttl", a.ttl, "Lease of the permits (default 30s)")
       ->type_name("DURATION")
       ->check(kDurationCheck);
@@ -235,7 +239,7 @@ void add_sem(CLI::App& app, Context& ctx) {
   x->add_option("-E,--conflict-exit-code", run->conflict_exit_code,
                 "Exit code when no permit is free (default 1)")
       ->type_name("CODE")
-      ->check(CLI::Range(0, 255).description(""));
+      ->transform(decimal_in(0, 255));
   x->add_option("--kill-grace", run->kill_grace,
                 "On permit loss, SIGKILL the command this long after SIGTERM (default 10s)")
       ->type_name("DURATION")

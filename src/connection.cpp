@@ -45,6 +45,17 @@ bool is_auth_error(std::string_view msg) {
          starts_with(msg, "ERR invalid password") || starts_with(msg, "ERR AUTH");
 }
 
+// A server that wants a password answers every command with NOAUTH. Whatever the command
+// (a pipeline that decodes its own replies, a bloom stream), that is an authentication
+// failure: exit 3 with the hint, never a server error or an "unexpected reply".
+bool is_auth_reply(const Reply& r) {
+  return r && r->type == REDIS_REPLY_ERROR && is_auth_error(error_text(r.get()));
+}
+
+Error auth_error(const redisReply* r) {
+  return {kConnection, fmt::format("authentication required: {}", error_text(r)), kAuthHint};
+}
+
 void format_args(const Args& args, std::string& out) {
   std::vector<const char*> argv;
   std::vector<size_t> lens;
@@ -599,6 +610,9 @@ std::vector<Reply> Connection::exchange(const std::vector<Args>& commands, Milli
   std::vector<Reply> replies;
   replies.reserve(commands.size());
   for (std::size_t i = 0; i < commands.size(); ++i) replies.push_back(read_reply(deadline));
+  for (const auto& r : replies) {
+    if (is_auth_reply(r)) throw auth_error(r.get());
+  }
   return replies;
 }
 
@@ -649,7 +663,12 @@ void Connection::send_formatted(std::string_view resp) {
 
 Reply Connection::receive() {
   if (fd_ < 0) throw Error(kConnection, "no reply pending: the connection was closed");
-  return read_reply(Clock::now() + timeout_);
+  Reply r = read_reply(Clock::now() + timeout_);
+  if (is_auth_reply(r)) {
+    close();  // the replies still on the way are refused too
+    throw auth_error(r.get());
+  }
+  return r;
 }
 
 void Connection::await_replicas() {

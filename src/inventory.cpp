@@ -18,6 +18,7 @@
 #include "pf.hpp"
 #include "queue.hpp"
 #include "semaphore.hpp"
+#include "text.hpp"
 
 namespace rcoord::inventory {
 namespace {
@@ -185,9 +186,11 @@ const std::vector<std::string>& types() {
 namespace {
 
 // One SCAN walk over the keys of the node `conn` is on; the state of each object is read on
-// that node too (its keys are there).
+// that node too (its keys are there). SCAN's MATCH only narrows the walk: its `*` for the
+// type can swallow part of a name (`{*:fence}` matches the lock `a:fence`), so each name
+// found is matched against `pattern` again, whole.
 void scan_node(Connection& conn, const Keys& keys, const std::string& match,
-               std::set<std::string>& seen, std::size_t& found,
+               std::string_view pattern, std::set<std::string>& seen, std::size_t& found,
                const std::function<void(const Object&)>& each) {
   std::string cursor = "0";
   do {
@@ -202,6 +205,7 @@ void scan_node(Connection& conn, const Keys& keys, const std::string& match,
       Object object;
       if (!parse_key(key, keys.prefix(), object.type, object.name)) continue;
       if (std::find(types().begin(), types().end(), object.type) == types().end()) continue;
+      if (!glob_match(pattern, object.name)) continue;
       if (!seen.insert(object.type + '\0' + object.name).second) continue;
       try {
         object.state = state_of(conn, keys, object.type, object.name);
@@ -223,14 +227,15 @@ std::size_t list(Connection& conn, const Keys& keys, std::string_view pattern,
     throw Error(kUsage, fmt::format("unknown --type '{}'", type),
                 "use lock, sem, limit, bloom, pf, complete, recent, elect, queue, signal or latch");
   }
+  if (pattern.empty()) pattern = "*";
   std::string match = glob_escape(keys.prefix()) + "{" +
                       (type.empty() ? std::string("*") : std::string(type)) + ":" +
-                      std::string(pattern.empty() ? "*" : pattern) + "}*";
+                      std::string(pattern) + "}*";
   std::set<std::string> seen;  // an object has several keys: report it once
   std::size_t found = 0;
   auto masters = cluster::masters(conn);
   if (!masters) {
-    scan_node(conn, keys, match, seen, found, each);
+    scan_node(conn, keys, match, pattern, seen, found, each);
     return found;
   }
   // A cluster: each master holds the keys of its own slots, so every one is walked (an
@@ -241,7 +246,7 @@ std::size_t list(Connection& conn, const Keys& keys, std::string_view pattern,
   for (const auto& endpoint : *masters) {
     try {
       Connection node(endpoint, conn.timeout());
-      scan_node(node, keys, match, seen, found, each);
+      scan_node(node, keys, match, pattern, seen, found, each);
     } catch (const Error& e) {
       if (e.code() != kConnection) throw;
       unreachable.emplace_back(e.what());

@@ -6,6 +6,9 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "text.hpp"
+#include "url.hpp"
+
 namespace rcoord {
 namespace {
 
@@ -15,34 +18,16 @@ bool stderr_colour() {
 }
 
 // A message quotes names and values the user gave (a name may hold a newline or an escape
-// sequence): control bytes are shown escaped, so a message stays one line and cannot drive
-// the terminal.
-std::string escape_controls(std::string_view line) {
-  std::string out;
-  out.reserve(line.size());
-  for (char c : line) {
-    auto byte = static_cast<unsigned char>(c);
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (byte < 0x20 || byte == 0x7f) {
-      out += fmt::format("\\x{:02x}", byte);
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
+// sequence): they are shown escaped (escape_text), so a message stays one line and cannot
+// drive the terminal.
 void write_stderr(std::string_view prefix_colour, std::string_view line) {
   std::string out;
   if (stderr_colour()) {
     out += prefix_colour;
-    out += escape_controls(line);
+    out += escape_text(line);
     out += "\033[0m";
   } else {
-    out += escape_controls(line);
+    out += escape_text(line);
   }
   out += '\n';
   std::fwrite(out.data(), 1, out.size(), stderr);
@@ -80,8 +65,12 @@ void Printer::note(std::string_view line) {
   write_stderr("\033[33m", line);
 }
 
-void Printer::warn(std::string_view line) { write_stderr("\033[33m", line); }
+// Warnings and errors may quote a URL (a value the user gave): its password never shows.
+void Printer::warn(std::string_view line) { write_stderr("\033[33m", mask_urls_in(line)); }
 
-void Printer::error(const Error& e) { write_stderr("\033[31m", format_error(e)); }
+void Printer::error(const Error& e) {
+  // The hint is rcoord's own text (it may show a URL template): only what() is masked.
+  write_stderr("\033[31m", format_error(Error(e.code(), mask_urls_in(e.what()), e.hint())));
+}
 
 }  // namespace rcoord
