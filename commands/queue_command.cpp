@@ -15,6 +15,7 @@
 #include <iterator>
 
 #include "errors.hpp"
+#include "hold.hpp"
 #include "items.hpp"
 #include "signals.hpp"
 #include "supervise.hpp"
@@ -160,7 +161,7 @@ struct QueueArgs {
   std::int64_t max_messages = 0;
   std::string idle_exit;
   std::string retry_delay;
-  std::string kill_grace = "10s";
+  std::string kill_grace;  // empty: the default for the lease
   std::vector<std::string> command;
 };
 
@@ -432,7 +433,7 @@ int run_consume(Context& ctx, const QueueArgs& a) {
     throw Error(kUsage, "queue consume needs a command", "put it after --, e.g. -- ./handle.sh");
   }
   Millis ack_timeout = duration_or_throw("--ack-timeout", a.ack_timeout);
-  Millis kill_grace = duration_or_throw("--kill-grace", a.kill_grace);
+  Millis kill_grace = run_kill_grace(ctx, a.kill_grace, ack_timeout, "--ack-timeout");
   Millis retry_delay = optional_duration("--retry-delay", a.retry_delay);
   if (a.max_messages < 0) throw Error(kUsage, "--max-messages must be positive", "use e.g. 100");
   check_runnable(a.command.front());
@@ -464,7 +465,8 @@ int run_consume(Context& ctx, const QueueArgs& a) {
     }
 
     MessageFile input(m.message);
-    Lease lease{ack_timeout, [&] {
+    Lease lease{ack_timeout, r.sent, [&](std::chrono::steady_clock::time_point deadline) {
+                  DeadlineCap bounded(ctx.conn(), deadline);
                   return queue::extend(ctx.conn(), ctx.keys(), a.name, m.id, m.attempt,
                                        ack_timeout);
                 }};
@@ -473,6 +475,7 @@ int run_consume(Context& ctx, const QueueArgs& a) {
                           {"RCOORD_MESSAGE_ID", m.id},
                           {"RCOORD_ATTEMPT", std::to_string(m.attempt)}},
                          kill_grace,
+                         ctx.settings().timeout,
                          input.fd(),
                          true};
     SuperviseResult result = supervise(sup, lease);
@@ -603,7 +606,8 @@ void add_queue(CLI::App& app, Context& ctx) {
       ->type_name("DURATION")
       ->check(kDurationCheck);
   c->add_option("--kill-grace", consume->kill_grace,
-                "On lease loss, SIGKILL the command this long after SIGTERM (default 10s)")
+                "On lease loss, SIGKILL the command this long after SIGTERM (default: 10s or "
+                "--ack-timeout/3, whichever is shorter)")
       ->type_name("DURATION")
       ->check(kDurationCheck);
   c->add_option("command", consume->command, "The command and its arguments, after --")->required();

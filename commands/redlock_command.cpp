@@ -150,12 +150,15 @@ int run(Context& ctx, const std::string& name, RunOptions opts) {
   const std::string token = r.lock.token;
   // A renewal is a Redlock extend: a quorum must extend it. The supervisor counts the lease
   // without the drift allowance, so it never believes in a lease the nodes may have ended.
-  Lease lease{ttl - redlock::drift(ttl), [&] { return rl.extend(name, token, ttl).lock.extended; }};
+  Lease lease{ttl - redlock::drift(ttl), r.lock.sent, [&](Clock::time_point deadline) {
+                return rl.extend(name, token, ttl, deadline).lock.extended;
+              }};
   SuperviseOptions sup{opts.command,
                        {{"RCOORD_TOKEN", token},
                         {"RCOORD_FENCE", std::to_string(r.lock.fence)},
                         {"RCOORD_LOCK", name}},
-                       opts.kill_grace};
+                       opts.kill_grace,
+                       ctx.settings().timeout};
   Holding held = holding(rl, name, token);
   int code = run_supervised(ctx, held, sup, lease);
   if (code == kLost) return code;

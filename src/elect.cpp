@@ -101,6 +101,7 @@ Campaign campaign(Connection& conn, const Keys& keys, std::string_view name,
   auto start = Clock::now();
   Millis backoff = kFirstBackoff;
   for (;;) {
+    result.sent = Clock::now();
     Reply r = eval_taking(conn, lua::kElectCampaign, script_keys, args, [&] {
       ResignOptions give_back;
       give_back.id = opts.id;

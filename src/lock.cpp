@@ -71,6 +71,7 @@ Acquired acquire(Connection& conn, const Keys& keys, std::string_view name,
 
   auto start = Clock::now();
   for (;;) {
+    result.sent = Clock::now();
     Reply r = eval_taking(conn, script, k, args, [&] { release(conn, keys, name, token); });
     result.waited_ms = since(start).count();
     if (element_integer(r.get(), 0) == 1) {

@@ -118,6 +118,7 @@ Popped pop(Connection& conn, const Keys& keys, std::string_view name, const PopO
       // Once the script ran, its reply may hold messages that are no longer in the queue:
       // a signal must not make us drop that reply.
       signals::Uninterruptible quiet;
+      result.sent = Clock::now();
       r = eval(conn, lua::kQueuePop, k, args);
     }
     std::int64_t next_ms = decode_pop(r.get(), result.messages);

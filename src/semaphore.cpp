@@ -75,6 +75,7 @@ Taken take(Connection& conn, const Keys& keys, std::string_view name, const Take
 
   auto start = Clock::now();
   for (;;) {
+    result.sent = Clock::now();
     Reply r = eval_taking(conn, lua::kSemTake, k, args, [&] { release(conn, keys, name, token); });
     result.waited_ms = since(start).count();
     decode_take(r.get(), result);
