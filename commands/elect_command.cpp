@@ -99,7 +99,7 @@ int run_campaign(Context& ctx, const ElectArgs& a) {
   elect::CampaignOptions opts{a.id, duration_or_throw("--ttl", a.ttl), wait_option(a), false,
                               random_token()};
   auto r = campaign_or_abort(ctx, a.name, opts);
-  ctx.out().emit(r);
+  emit_taken(ctx, holding(ctx, a.name, opts.id, opts.token), r);
   if (!r.leader) note_not_leader(ctx, r);
   return r.leader ? kYes : kNo;
 }

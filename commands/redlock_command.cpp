@@ -98,9 +98,9 @@ bool active(const Context& ctx) { return ctx.settings().endpoints.size() >= 3; }
 int acquire(Context& ctx, const std::string& name, lock::AcquireOptions opts) {
   if (opts.token.empty()) opts.token = random_token();
   auto rl = make(ctx, opts.ttl);
-  auto r =
-      take_or_abort(ctx, holding(rl, name, opts.token), [&] { return rl.acquire(name, opts); });
-  ctx.out().emit(r);
+  Holding held = holding(rl, name, opts.token);
+  auto r = take_or_abort(ctx, held, [&] { return rl.acquire(name, opts); });
+  emit_taken(ctx, held, r);
   if (!r.lock.acquired) note_busy(ctx, r);
   return r.lock.acquired ? kYes : kNo;
 }

@@ -104,7 +104,7 @@ void note_full(Context& ctx, const semaphore::Taken& r, std::int64_t permits) {
 int run_take(Context& ctx, const SemArgs& a) {
   auto opts = take_options(a);
   auto r = take_or_abort(ctx, a, opts);
-  ctx.out().emit(r);
+  emit_taken(ctx, holding(ctx, a.name, opts.token), r);
   if (!r.acquired) note_full(ctx, r, opts.permits);
   return r.acquired ? kYes : kNo;
 }
