@@ -31,7 +31,7 @@ worker_pids=()
 start_worker() {
   (
     export WORKER=$BASHPID
-    exec "$RCOORD" queue consume nums --ack-timeout 3s --max-attempts 1000 -- \
+    exec "$RCOORD" --timeout 1s queue consume nums --ack-timeout 3s --max-attempts 1000 -- \
       bash "$TEST_TMP/handle.sh" 2>>"$TEST_TMP/workers.err"
   ) &
   worker_pids[$1]=$!
