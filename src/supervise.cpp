@@ -99,7 +99,9 @@ class Guard {
     }
     write_end_ = fds[1];
   }
-  /// The group is gone: the guard exits without killing anything.
+  /// The group is gone: the guard exits without killing anything. It is not waited for
+  /// (that would cost a context switch on every run): rcoord's exit hands it to init, and a
+  /// consumer's next supervise() reaps it.
   ~Guard() {
     if (write_end_ < 0) return;
     ssize_t n;
@@ -107,12 +109,11 @@ class Guard {
       n = ::write(write_end_, "d", 1);
     } while (n < 0 && errno == EINTR);
     ::close(write_end_);
-    waitpid(pid_, nullptr, 0);  // ECHILD when the supervisor reaped it already
+    waitpid(pid_, nullptr, WNOHANG);
   }
   Guard(const Guard&) = delete;
   Guard& operator=(const Guard&) = delete;
   bool running() const { return write_end_ >= 0; }
-  pid_t pid() const { return pid_; }
 
  private:
   [[noreturn]] static void watch(pid_t group, int read_end) {
