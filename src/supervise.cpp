@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -81,42 +82,58 @@ class TerminalHandover {
 }
 
 // The guard: a small process that outlives rcoord to kill the command's whole group if
-// rcoord dies (the death signal reaches only the command itself, not what it started). It
-// waits on a pipe whose other end only rcoord holds: a byte means "the group is gone, stand
-// down"; end of file without it means rcoord died.
+// rcoord dies (the death signal reaches only the command itself, not what it started). One
+// per rcoord process, started before the first command (a consumer's next messages reuse it):
+// it reads, on a pipe whose other end only rcoord holds, the group to kill (a pid) or 0 when
+// that group is gone; end of file means rcoord died, and the last group named is killed.
 class Guard {
  public:
-  explicit Guard(pid_t group) {
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0) return;
-    std::fflush(nullptr);
-    pid_ = fork();
-    if (pid_ == 0) watch(group, fds[0]);
-    ::close(fds[0]);
-    if (pid_ < 0) {
-      ::close(fds[1]);
-      return;
+  /// The process's guard, started on first use. Throws Error(kServer) when it cannot start.
+  static Guard& instance() {
+    static Guard guard;
+    if (guard.write_end_ < 0) {
+      throw Error(kServer, fmt::format("cannot start the guard process: {}", guard.failure_),
+                  "check the process limits (ulimit -u)");
     }
-    write_end_ = fds[1];
+    return guard;
   }
-  /// The group is gone: the guard exits without killing anything. It is not waited for
-  /// (that would cost a context switch on every run): rcoord's exit hands it to init, and a
-  /// consumer's next supervise() reaps it.
-  ~Guard() {
-    if (write_end_ < 0) return;
-    ssize_t n;
-    do {
-      n = ::write(write_end_, "d", 1);
-    } while (n < 0 && errno == EINTR);
-    ::close(write_end_);
-    waitpid(pid_, nullptr, WNOHANG);
+  /// From now on, rcoord's death kills `group` (0: nothing).
+  void watch(pid_t group) {
+    auto value = static_cast<std::int32_t>(group);
+    const char* bytes = reinterpret_cast<const char*>(&value);
+    std::size_t left = sizeof(value);
+    while (left > 0) {
+      ssize_t n = ::write(write_end_, bytes, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;  // the guard is gone: the death signal still covers the command
+      bytes += n;
+      left -= static_cast<std::size_t>(n);
+    }
   }
   Guard(const Guard&) = delete;
   Guard& operator=(const Guard&) = delete;
-  bool running() const { return write_end_ >= 0; }
 
  private:
-  [[noreturn]] static void watch(pid_t group, int read_end) {
+  Guard() {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+      failure_ = std::strerror(errno);
+      return;
+    }
+    std::fflush(nullptr);
+    pid_t pid = fork();
+    if (pid == 0) serve(fds[0]);
+    int err = errno;
+    ::close(fds[0]);
+    if (pid < 0) {
+      ::close(fds[1]);
+      failure_ = std::strerror(err);
+      return;
+    }
+    write_end_ = fds[1];  // kept open until rcoord exits: its end of file is the death notice
+  }
+
+  [[noreturn]] static void serve(int read_end) {
     // Only SIGKILL ends it: signals meant for rcoord (its group, a terminal) stay pending.
     sigset_t all;
     sigfillset(&all);
@@ -129,16 +146,37 @@ class Guard {
     for (int fd = 3; fd < 1024; ++fd) {
       if (fd != read_end) ::close(fd);
     }
-    char byte = 0;
-    ssize_t n;
-    do {
-      n = ::read(read_end, &byte, 1);
-    } while (n < 0 && errno == EINTR);
-    if (n != 1) kill(-group, SIGKILL);
-    _exit(0);
+    std::int32_t group = 0;
+    for (;;) {
+      std::int32_t value = 0;
+      std::size_t got = 0;
+      while (got < sizeof(value)) {
+        ssize_t n = ::read(read_end, reinterpret_cast<char*>(&value) + got, sizeof(value) - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+          if (group > 0) kill(-group, SIGKILL);
+          _exit(0);
+        }
+        got += static_cast<std::size_t>(n);
+      }
+      group = value;
+    }
   }
-  pid_t pid_ = -1;
+
   int write_end_ = -1;
+  std::string failure_;
+};
+
+// Names the command's group to the guard for as long as it lives.
+class Guarded {
+ public:
+  Guarded(Guard& guard, pid_t group) : guard_(guard) { guard_.watch(group); }
+  ~Guarded() { guard_.watch(0); }
+  Guarded(const Guarded&) = delete;
+  Guarded& operator=(const Guarded&) = delete;
+
+ private:
+  Guard& guard_;
 };
 
 int exit_code_of(int status) {
@@ -344,6 +382,7 @@ SuperviseResult supervise(const SuperviseOptions& opts, Lease& lease) {
   // and their group is seen to empty.
   prctl(PR_SET_CHILD_SUBREAPER, 1);
 
+  Guard& guard = Guard::instance();  // before the fork: the command inherits nothing of it
   std::fflush(nullptr);
   pid_t self = getpid();
   pid_t child = fork();
@@ -353,14 +392,7 @@ SuperviseResult supervise(const SuperviseOptions& opts, Lease& lease) {
   }
   if (child == 0) exec_child(opts, self);
   setpgid(child, child);  // both sides set it, so neither races the other
-  Guard guard(child);
-  if (!guard.running()) {
-    int err = errno;
-    kill(-child, SIGKILL);
-    waitpid(child, nullptr, 0);
-    throw Error(kServer, fmt::format("cannot start the guard process: {}", std::strerror(err)),
-                "check the process limits (ulimit -u)");
-  }
+  Guarded guarded(guard, child);
   std::optional<TerminalHandover> terminal;
   if (!opts.graceful) terminal.emplace(child);
   Supervisor supervisor(opts, lease);
