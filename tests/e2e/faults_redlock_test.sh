@@ -98,7 +98,7 @@ counted=$(grep -c . "$log")
 ok=$(cat "$TEST_TMP"/codes-* | grep -cx 0 || true)
 lost=$(cat "$TEST_TMP"/codes-* | grep -cx 5 || true)
 unreachable=$(cat "$TEST_TMP"/codes-* | grep -cx 3 || true)
-[ "$ok" -ge 10 ] || fail "only $ok runs completed while the blackholes flapped"
+[ "$ok" -ge 5 ] || fail "only $ok runs completed while the blackholes flapped"
 [ "$counted" -ge "$ok" ] || fail "$ok runs succeeded but only $counted numbers were written"
 bad=$(cat "$TEST_TMP"/codes-* | grep -cvxE '0|1|3|5' || true)
 [ "$bad" = 0 ] || fail "unexpected exit codes: $(sort "$TEST_TMP"/codes-* | uniq -c | tr '\n' ' ')"
