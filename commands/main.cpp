@@ -1,8 +1,13 @@
 // rcoord: coordination primitives on Redis, for shell scripts, cron and CI.
 // Parses the command line, runs the chosen verb, and maps errors to the exit codes of SPEC §2.
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -269,7 +274,24 @@ bool hide_secrets(int argc, char** argv) {
   return true;
 }
 
+// A standard descriptor that is closed would be taken by the first socket rcoord opens (a
+// result "printed" to the server). Each closed one gets /dev/null, read-only: a closed stdout
+// still fails every write, and a closed stdin reads as empty.
+void occupy_closed_stdio() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
+      int null = open("/dev/null", O_RDONLY);
+      if (null >= 0 && null != fd) {
+        dup2(null, fd);
+        close(null);
+      }
+    }
+  }
+}
+
 int run(int argc, char** argv) {
+  occupy_closed_stdio();
+  rcoord::signals::ignore_sigpipe();
   rcoord::cmd::Context ctx;
   CLI::App app{"rcoord: locks, semaphores and other coordination primitives on Redis", "rcoord"};
   app.set_help_flag("--help", "Print help and exit");
@@ -310,6 +332,11 @@ int run(int argc, char** argv) {
           "RCOORD_PASSWORD; --no-auth-warning silences this)");
     }
     return ctx.action();
+  } catch (const rcoord::OutputError& e) {
+    // The reader went away: end as the default SIGPIPE would have ended us, silently.
+    if (e.broken_pipe()) return 128 + SIGPIPE;
+    rcoord::Printer::error(e);
+    return e.code();
   } catch (const rcoord::Error& e) {
     rcoord::Printer::error(e);
     if (e.code() == rcoord::kInterrupted && rcoord::signals::pending() != 0) {

@@ -15,6 +15,7 @@
 #include "config.hpp"
 #include "errors.hpp"
 #include "executable.hpp"
+#include "hold.hpp"
 #include "items.hpp"
 #include "signals.hpp"
 #include "supervise.hpp"
@@ -97,6 +98,10 @@ namespace {
 // Counts go to Lua scripts, whose numbers are doubles: exact up to 2^53.
 constexpr std::int64_t kMaxCount = (std::int64_t{1} << 53) - 1;
 
+// The lease a plain pop takes its messages under until they are written out and
+// acknowledged: what it took comes back after this long if rcoord cannot tell the server.
+constexpr Millis kPlainPopLease{30'000};
+
 struct QueueArgs {
   std::string name;
   std::string watch;
@@ -116,7 +121,7 @@ struct QueueArgs {
   std::int64_t max_messages = 0;
   std::string idle_exit;
   std::string retry_delay;
-  std::string kill_grace = "10s";
+  std::string kill_grace;  // empty: the default for the lease
   std::vector<std::string> command;
 };
 
@@ -168,6 +173,55 @@ int run_push(Context& ctx, const QueueArgs& a) {
   return kYes;
 }
 
+// Messages that could not be written out go back to the head of the queue, as if this
+// delivery never happened. If that fails too, their lease brings them back.
+void give_back_messages(Context& ctx, const std::string& name,
+                        const std::vector<queue::Message>& messages, Millis lease) {
+  signals::Uninterruptible quiet;
+  DeadlineCap bounded(ctx.conn(), std::chrono::steady_clock::now() + ctx.settings().timeout);
+  try {
+    // Each goes back to the head: the last first, so that they stand in their old order.
+    for (auto m = messages.rbegin(); m != messages.rend(); ++m) {
+      queue::nack(ctx.conn(), ctx.keys(), name, m->id, {Millis(0), m->attempt, true});
+    }
+  } catch (const Error& e) {
+    Printer::warn(fmt::format(
+        "rcoord: could not put the messages back in queue '{}': {} (they are delivered again "
+        "when their lease ends, within {})",
+        name, e.what(), format_duration(lease)));
+  }
+}
+
+// A plain pop acknowledges what it took only once it is written out. An acknowledgement that
+// cannot be made means the messages will be delivered again: exit 3 says so.
+void acknowledge(Context& ctx, const std::string& name,
+                 const std::vector<queue::Message>& messages) {
+  signals::Uninterruptible quiet;
+  std::vector<std::string> unacked;
+  std::string why;
+  for (const auto& m : messages) {
+    bool acked = false;
+    // A connection that failed is replaced by a fresh one for a second try.
+    for (int attempt = 0; attempt < 2 && !acked; ++attempt) {
+      try {
+        acked = queue::ack(ctx.conn(), ctx.keys(), name, m.id, m.attempt);
+        if (!acked) {
+          why = "its lease ended before the output was taken";
+          break;
+        }
+      } catch (const Error& e) {
+        why = e.what();
+      }
+    }
+    if (!acked) unacked.push_back(m.id);
+  }
+  if (unacked.empty()) return;
+  throw Error(kConnection,
+              fmt::format("message(s) {} of queue '{}' were written but not acknowledged: {}",
+                          fmt::join(unacked, ", "), name, why),
+              "they will be delivered again");
+}
+
 int run_pop(Context& ctx, const QueueArgs& a) {
   queue::PopOptions o;
   o.count = a.count;
@@ -175,6 +229,10 @@ int run_pop(Context& ctx, const QueueArgs& a) {
   if (!a.wait.empty()) o.wait = wait_or_throw("--wait", a.wait);
   if (!a.ack_timeout.empty()) o.ack_timeout = duration_or_throw("--ack-timeout", a.ack_timeout);
   o.max_attempts = a.max_attempts;
+  // A plain pop leases what it takes too, and acknowledges it once written: a message whose
+  // reply is lost, or that stdout cannot take, goes back to the queue instead of vanishing.
+  const bool plain = !o.ack_timeout;
+  if (plain) o.ack_timeout = kPlainPopLease;
   if (o.wait) signals::install();  // Ctrl-C ends the wait; nothing is taken then
   auto r = queue::pop(ctx.conn(), ctx.keys(), a.name, o);
   if (r.messages.empty()) {
@@ -182,7 +240,13 @@ int run_pop(Context& ctx, const QueueArgs& a) {
                           : fmt::format("rcoord: queue '{}' is empty", a.name));
     return kNo;
   }
-  print_messages(ctx, r.messages, {o.ack_timeout.has_value(), a.nul ? '\0' : '\n'});
+  try {
+    print_messages(ctx, r.messages, {!plain, a.nul ? '\0' : '\n'});
+  } catch (const OutputError&) {
+    give_back_messages(ctx, a.name, r.messages, *o.ack_timeout);
+    throw;
+  }
+  if (plain) acknowledge(ctx, a.name, r.messages);
   return kYes;
 }
 
@@ -355,7 +419,7 @@ int run_consume(Context& ctx, const QueueArgs& a) {
     throw Error(kUsage, "queue consume needs a command", "put it after --, e.g. -- ./handle.sh");
   }
   Millis ack_timeout = duration_or_throw("--ack-timeout", a.ack_timeout);
-  Millis kill_grace = duration_or_throw("--kill-grace", a.kill_grace);
+  Millis kill_grace = run_kill_grace(ctx, a.kill_grace, ack_timeout, "--ack-timeout");
   Millis retry_delay = optional_duration("--retry-delay", a.retry_delay);
   if (a.max_messages < 0) throw Error(kUsage, "--max-messages must be positive", "use e.g. 100");
   check_runnable(a.command.front());
@@ -387,7 +451,8 @@ int run_consume(Context& ctx, const QueueArgs& a) {
     }
 
     MessageFile input(m.message);
-    Lease lease{ack_timeout, [&] {
+    Lease lease{ack_timeout, r.sent, [&](std::chrono::steady_clock::time_point deadline) {
+                  DeadlineCap bounded(ctx.conn(), deadline);
                   return queue::extend(ctx.conn(), ctx.keys(), a.name, m.id, m.attempt,
                                        ack_timeout);
                 }};
@@ -396,6 +461,7 @@ int run_consume(Context& ctx, const QueueArgs& a) {
                           {"RCOORD_MESSAGE_ID", m.id},
                           {"RCOORD_ATTEMPT", std::to_string(m.attempt)}},
                          kill_grace,
+                         ctx.settings().timeout,
                          input.fd(),
                          true};
     SuperviseResult result = supervise(sup, lease);
@@ -530,7 +596,8 @@ void add_queue(CLI::App& app, Context& ctx) {
       ->type_name("DURATION")
       ->check(kDurationCheck);
   c->add_option("--kill-grace", consume->kill_grace,
-                "On lease loss, SIGKILL the command this long after SIGTERM (default 10s)")
+                "On lease loss, SIGKILL the command this long after SIGTERM (default: 10s or "
+                "--ack-timeout/3, whichever is shorter)")
       ->type_name("DURATION")
       ->check(kDurationCheck);
   c->add_option("command", consume->command, "The command and its arguments, after --")->required();

@@ -67,7 +67,7 @@ struct SemArgs {
   std::string wait;
   std::string token;
   int conflict_exit_code = kNo;
-  std::string kill_grace = "10s";
+  std::string kill_grace;  // empty: the default for the TTL
   std::string watch;
   std::vector<std::string> command;
 };
@@ -107,7 +107,7 @@ void note_full(Context& ctx, const semaphore::Taken& r, std::int64_t permits) {
 int run_take(Context& ctx, const SemArgs& a) {
   auto opts = take_options(a);
   auto r = take_or_abort(ctx, a, opts);
-  ctx.out().emit(r);
+  emit_taken(ctx, holding(ctx, a.name, opts.token), r);
   if (!r.acquired) note_full(ctx, r, opts.permits);
   return r.acquired ? kYes : kNo;
 }
@@ -141,12 +141,12 @@ int run_status(Context& ctx, const SemArgs& a) {
 }
 
 int run_run(Context& ctx, const SemArgs& a) {
-  Millis kill_grace = duration_or_throw("--kill-grace", a.kill_grace);
   if (a.command.empty()) {
     throw Error(kUsage, "sem run needs a command", "put it after --, e.g. -- ./job.sh");
   }
   check_executable(a.command.front());  // before a permit is taken
   auto opts = take_options(a);
+  Millis kill_grace = run_kill_grace(ctx, a.kill_grace, opts.ttl);
   auto r = take_or_abort(ctx, a, opts);
   if (!r.acquired) {
     ctx.out().emit(r);  // JSON: the full object; text: nothing (stdout is the command's)
@@ -154,14 +154,16 @@ int run_run(Context& ctx, const SemArgs& a) {
     return a.conflict_exit_code;
   }
   Holding held = holding(ctx, a.name, r.token);
-  Lease lease{opts.ttl, [&] {
+  Lease lease{opts.ttl, r.sent, [&](std::chrono::steady_clock::time_point deadline) {
+                DeadlineCap bounded(ctx.conn(), deadline);
                 return semaphore::refresh(ctx.conn(), ctx.keys(), a.name, r.token, opts.ttl);
               }};
   SuperviseOptions sup{a.command,
                        {{"RCOORD_TOKEN", r.token},
                         {"RCOORD_SEM", a.name},
                         {"RCOORD_PERMITS", std::to_string(r.permits)}},
-                       kill_grace};
+                       kill_grace,
+                       ctx.settings().timeout};
   int code = run_supervised(ctx, held, sup, lease);
   if (code != kLost) give_back_quietly(ctx, held);
   return code;
@@ -241,7 +243,8 @@ void add_sem(CLI::App& app, Context& ctx) {
       ->type_name("CODE")
       ->transform(decimal_in(0, 255));
   x->add_option("--kill-grace", run->kill_grace,
-                "On permit loss, SIGKILL the command this long after SIGTERM (default 10s)")
+                "On permit loss, SIGKILL the command this long after SIGTERM (default: 10s or "
+                "TTL/3, whichever is shorter)")
       ->type_name("DURATION")
       ->check(kDurationCheck);
   x->add_option("command", run->command, "The command and its arguments, after --")->required();

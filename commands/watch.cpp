@@ -33,16 +33,13 @@ int run_watched(Context& ctx, const std::string& watch, const std::function<int(
   signals::install();
   for (;;) {
     auto next = std::chrono::steady_clock::now() + every;
-    if (redraw) {
-      std::fputs("\033[H\033[2J", stdout);  // home, clear: redraw in place
-    }
+    if (redraw) ctx.out().write_raw("\033[H\033[2J");  // home, clear: redraw in place
     try {
       once();
     } catch (const Error& e) {
       if (e.code() == kInterrupted) return 0;
       throw;
     }
-    std::fflush(stdout);
     if (!signals::sleep_until(next)) return 0;
   }
 }

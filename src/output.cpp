@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "text.hpp"
 #include "url.hpp"
@@ -33,7 +35,25 @@ void write_stderr(std::string_view prefix_colour, std::string_view line) {
   std::fwrite(out.data(), 1, out.size(), stderr);
 }
 
+// Writes all of `bytes` to stdout and flushes, or throws OutputError.
+void write_stdout(std::string_view bytes) {
+  int err = 0;
+  if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size()) {
+    err = errno;
+  }
+  if (std::fflush(stdout) != 0 && err == 0) err = errno;
+  if (err == 0 && std::ferror(stdout) != 0) err = EIO;  // failed earlier, reason gone
+  if (err != 0) throw OutputError(err);
+}
+
 }  // namespace
+
+OutputError::OutputError(int err)
+    : Error(kConnection, fmt::format("cannot write the result to stdout: {}", std::strerror(err)),
+            "check where stdout goes: a full disk, a closed descriptor"),
+      err_(err) {}
+
+bool OutputError::broken_pipe() const { return err_ == EPIPE; }
 
 std::string dump_json(const nlohmann::ordered_json& j) {
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
@@ -43,21 +63,23 @@ void Printer::write_json(const nlohmann::ordered_json& j) const {
   if (quiet_) return;
   std::string line = dump_json(j);
   line += '\n';
-  std::fwrite(line.data(), 1, line.size(), stdout);
-  std::fflush(stdout);
+  write_stdout(line);
 }
 
 void Printer::write_text(std::string_view text) const {
   if (quiet_ || text.empty()) return;
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  if (text.back() != '\n') std::fputc('\n', stdout);
-  std::fflush(stdout);
+  if (text.back() == '\n') {
+    write_stdout(text);
+  } else {
+    std::string line(text);
+    line += '\n';
+    write_stdout(line);
+  }
 }
 
 void Printer::write_raw(std::string_view bytes) const {
   if (quiet_ || bytes.empty()) return;
-  std::fwrite(bytes.data(), 1, bytes.size(), stdout);
-  std::fflush(stdout);
+  write_stdout(bytes);
 }
 
 void Printer::note(std::string_view line) {

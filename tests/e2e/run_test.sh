@@ -71,7 +71,7 @@ pass "--wait runs after the release (${took}ms)"
 # renewal: a 1.5s lease outlives itself while the command runs, and is gone after
 # (the margins allow for a loaded machine running a sanitizer build)
 # (the command runs until told to stop, so slow checks cannot outlast it)
-"$RCOORD" lock run renew --ttl 2s -- sh -c 'while [ ! -e "$0" ]; do sleep 0.05; done' \
+"$RCOORD" --timeout 500ms lock run renew --ttl 2s -- sh -c 'while [ ! -e "$0" ]; do sleep 0.05; done' \
   "$TEST_TMP/stop-renew" &
 runner=$!
 track $runner
