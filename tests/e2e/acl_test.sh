@@ -157,8 +157,15 @@ logged_in_as_rcoord env RCOORD_PASSWORD="$password" "$RCOORD" --url "$bare"
 logged_in_as_rcoord env -u RCOORD_PASSWORD REDISCLI_AUTH="$password" "$RCOORD" --url "$bare"
 logged_in_as_rcoord env -u RCOORD_PASSWORD "$RCOORD" --url "$bare" -a "$password"
 logged_in_as_rcoord env RCOORD_URL="$bare" RCOORD_PASSWORD="$password" "$RCOORD"
-# three URLs (a Redlock): each node logs in as user rcoord
-logged_in_as_rcoord env RCOORD_PASSWORD="$password" "$RCOORD" --url "$bare" --url "$bare" --url "$bare"
+# three URLs (a Redlock over three masters, each given once): each node logs in as user rcoord
+start_redis _acl2
+start_redis _acl3
+for port in "$_acl2_PORT" "$_acl3_PORT"; do
+  # shellcheck disable=SC2086 # the rule is a list of words
+  redis-cli -p "$port" ${rule/>CHANGE-ME/>$password} >/dev/null
+done
+logged_in_as_rcoord env RCOORD_PASSWORD="$password" "$RCOORD" --url "$bare" \
+  --url "redis://rcoord@127.0.0.1:$_acl2_PORT" --url "redis://rcoord@127.0.0.1:$_acl3_PORT"
 expect 3 env RCOORD_PASSWORD=wrong "$RCOORD" --url "$bare" ping
 assert_contains "$ERR" "authentication failed for user 'rcoord'"
 # No password elsewhere: the word is the default user's password.
