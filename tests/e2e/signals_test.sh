@@ -216,7 +216,8 @@ for p in lock sem elect; do
     # 2. while the command runs: forwarded, the command dies of it, everything is given back
     name="running-$p-$sig"
     rm -f "$TEST_TMP/ready"
-    start_runner $p "$name" sh -c 'touch "$0"; sleep 30 & wait' "$TEST_TMP/ready"
+    # (exec: a background sleep of sh would ignore SIGINT and outlive the test)
+    start_runner $p "$name" sh -c 'touch "$0"; exec sleep 30' "$TEST_TMP/ready"
     wait_until 10 test -e "$TEST_TMP/ready" || fail "$what: the command did not start"
     held_by_runner $p "$name" || fail "$what: not held while the command runs"
     kill -$sig $RUNNER
@@ -231,7 +232,7 @@ for p in lock sem elect; do
     # (the command stops once told to, so the checks below run while it is stopping)
     rm -f "$TEST_TMP/go"
     start_runner $p "$name" sh -c \
-      'trap "touch \"\$1\"; trap \"\" INT TERM; while [ ! -e \"\$2\" ]; do sleep 0.05; done; exit 7" INT TERM; touch "$0"; sleep 30 & wait' \
+      'trap "touch \"\$1\"; trap \"\" INT TERM; while [ ! -e \"\$2\" ]; do sleep 0.05; done; exit 7" INT TERM; touch "$0"; while :; do sleep 0.05; done' \
       "$TEST_TMP/ready" "$TEST_TMP/stopping" "$TEST_TMP/go"
     wait_until 10 test -e "$TEST_TMP/ready" || fail "$what: the command did not start"
     kill -$sig $RUNNER
