@@ -83,8 +83,8 @@ expect 1 "$RCOORD" elect campaign w --id c --wait 300ms
 pass "--wait: woken by the resignation (${took}ms); gives up after DUR"
 
 # observe: the state now, then one line per change as it happens (text and JSON)
-# lines FILE N: FILE has at least N lines
-lines() { [ "$(grep -c '' "$1")" -ge "$2" ]; }
+# has_lines FILE N: FILE has at least N lines
+has_lines() { [ "$(grep -c '' "$1")" -ge "$2" ]; }
 "$RCOORD" elect observe obs --timeout 5m >"$TEST_TMP/obs.txt" &
 obs_text=$!
 track $obs_text
@@ -98,11 +98,11 @@ wait_until 10 subscribed 'rcoord:{elect:obs}:changes' 2 ||
 "$RCOORD" elect campaign obs --id b --ttl 700ms >/dev/null
 # b's lease runs out, and nobody announces it: the observers see the vacancy by themselves
 for f in obs.txt obs.json; do
-  wait_until 10 lines "$TEST_TMP/$f" 5 || fail "observe did not report the expiry: $(cat "$TEST_TMP/$f")"
+  wait_until 10 has_lines "$TEST_TMP/$f" 5 || fail "observe did not report the expiry: $(cat "$TEST_TMP/$f")"
 done
 "$RCOORD" elect campaign obs --id c --ttl 5m >/dev/null
 for f in obs.txt obs.json; do
-  wait_until 10 lines "$TEST_TMP/$f" 6 || fail "observe did not report c: $(cat "$TEST_TMP/$f")"
+  wait_until 10 has_lines "$TEST_TMP/$f" 6 || fail "observe did not report c: $(cat "$TEST_TMP/$f")"
 done
 kill -TERM $obs_text $obs_json
 wait $obs_text $obs_json || true
@@ -128,7 +128,7 @@ wait_until 10 subscribed 'rcoord:{elect:exp}:changes' 1 || fail "the observer di
 "$RCOORD" elect campaign exp --id a --ttl 800ms >/dev/null
 # measured after the campaign returned: the lease ended no later than this
 ended=$(($(now_ms) + 800))
-wait_until 10 lines "$TEST_TMP/exp.txt" 3 || fail "no vacancy line: $(cat "$TEST_TMP/exp.txt")"
+wait_until 10 has_lines "$TEST_TMP/exp.txt" 3 || fail "no vacancy line: $(cat "$TEST_TMP/exp.txt")"
 kill -TERM $observer
 wait $observer || true
 seen=$(sed -n 3p "$TEST_TMP/exp.txt" | cut -d' ' -f1)

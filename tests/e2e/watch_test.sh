@@ -5,15 +5,15 @@ start_redis R
 export RCOORD_URL=$R_URL
 set -m  # background jobs keep SIGINT (see signals_test.sh)
 
-# lines FILE N: FILE holds at least N lines
-lines() { [ "$(wc -l <"$1")" -ge "$2" ]; }
+# has_lines FILE N: FILE holds at least N lines
+has_lines() { [ "$(wc -l <"$1")" -ge "$2" ]; }
 
 expect 0 "$RCOORD" lock acquire watched --ttl 10m
 started=$(now_ms)
 "$RCOORD" lock status watched --watch 200ms --json >"$TEST_TMP/watch.out" &
 watcher=$!
 track $watcher
-wait_until 10 lines "$TEST_TMP/watch.out" 5 || fail "fewer than 5 refreshes: $(cat "$TEST_TMP/watch.out")"
+wait_until 10 has_lines "$TEST_TMP/watch.out" 5 || fail "fewer than 5 refreshes: $(cat "$TEST_TMP/watch.out")"
 kill -INT $watcher
 set +e
 wait $watcher
