@@ -285,7 +285,7 @@ for round in 1 2 3; do
     killed=$(now_ms)
     wait "${runner_of[$idx]}" || true
   } 2>/dev/null
-  wait_until 5 starts "$LOG" $((round + 1)) || fail "no new leader after killing c$idx"
+  wait_until $((lease / 1000 + 5)) starts "$LOG" $((round + 1)) || fail "no new leader after killing c$idx"
   read -r _ started new_term _ new_idx < <(tail -1 "$LOG")
   handover=$((started - killed))
   [ "$handover" -le $((lease + $(scaled 1000))) ] || fail "hand-over took ${handover}ms with a ${lease}ms TTL"

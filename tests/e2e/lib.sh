@@ -42,8 +42,10 @@ track() { _bg_pids+=("$1"); }
 # much slower process start-up is here and now than on the quiet 2-core machine the bounds
 # were written for: the median of 9 start-ups of `bash -c true` against a reference of 4 ms,
 # never below 1 (process start-up is what a busy machine slows most: rcoord and the tests'
-# own tools are short processes). It is measured when a script starts and again when a bound
-# is checked, and the larger is used, so a machine that gets busy during a test is seen.
+# own tools are short processes). It is measured when a script starts and again each time a
+# bound is scaled, and never goes down during a script: a machine that gets busy during a
+# test is seen, and a time scaled later (how long to wait for a lease to end) is never
+# scaled less than one scaled earlier (the lease).
 # RCOORD_MACHINE_FACTOR=N (a percentage, 100 = as written) overrides the measurement.
 
 # now_ms: wall time in milliseconds.
@@ -67,13 +69,21 @@ _machine_factor() {
   echo $((median * 100 / _STARTUP_REFERENCE_US > 100 ? median * 100 / _STARTUP_REFERENCE_US : 100))
 }
 MACHINE_FACTOR=$(_machine_factor)
+_FACTOR_FILE=$TEST_TMP/machine-factor
+echo "$MACHINE_FACTOR" >"$_FACTOR_FILE"
 echo "# time scale: machine factor ${MACHINE_FACTOR}% (bash -c true against ${_STARTUP_REFERENCE_US}us), RCOORD_TIME_SCALE ${RCOORD_TIME_SCALE:-1}"
 
-# scaled MS: MS times the larger machine factor (at start-up, now) times RCOORD_TIME_SCALE.
+# scaled MS: MS times the highest machine factor seen so far (kept in a file: scaled runs in
+# a subshell) times RCOORD_TIME_SCALE.
 scaled() {
-  local now factor=$MACHINE_FACTOR
+  local now factor
   now=$(_machine_factor)
-  [ "$now" -le "$factor" ] || factor=$now
+  factor=$(cat "$_FACTOR_FILE" 2>/dev/null || true)
+  [ -n "$factor" ] || factor=$MACHINE_FACTOR
+  if [ "$now" -gt "$factor" ]; then
+    factor=$now
+    echo "$factor" >"$_FACTOR_FILE.$BASHPID" && mv "$_FACTOR_FILE.$BASHPID" "$_FACTOR_FILE"
+  fi
   echo $((($1 * factor * ${RCOORD_TIME_SCALE:-1} + 99) / 100))
 }
 

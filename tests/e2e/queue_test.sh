@@ -68,7 +68,7 @@ assert_eq "$(json_field "$OUT" in_flight)" 1
 expect 1 "$RCOORD" queue ack work "$id" --attempt 2
 expect 0 "$RCOORD" queue nack work "$id" --delay 300ms
 assert_eq "$OUT" delayed
-sleep 0.4
+sleep 0.4 # the 300 ms delay runs out (time passing is the event here)
 expect 0 "$RCOORD" --json queue pop work --ack-timeout 300ms
 assert_eq "$(json_field "$OUT" id)" "$id"
 assert_eq "$(json_field "$OUT" attempt)" 2

@@ -77,7 +77,7 @@ expect 1 "$RCOORD" lock run cron -- touch "$TEST_TMP/cron-twice"
 expect 0 "$RCOORD" lock status cron --json
 ttl=$(json_field "$OUT" ttl_ms)
 [ "$ttl" -le "$hold" ] && [ "$ttl" -gt 0 ] || fail "min-hold TTL is $ttl"
-wait_until 10 bash -c "! '$RCOORD' lock status cron" || fail "the min-hold lease never ended"
+wait_until $((hold / 1000 + 10)) bash -c "! '$RCOORD' lock status cron" || fail "the min-hold lease never ended"
 expect 0 "$RCOORD" lock run cron -- true
 [ ! -e "$TEST_TMP/cron-twice" ] || fail "the second host ran inside --min-hold"
 pass "--min-hold: the same job on a late host does not run twice"
