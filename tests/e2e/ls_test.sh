@@ -16,7 +16,7 @@ assert_contains "$ERR" "no objects match"
 "$RCOORD" pf add visitors x y z >/dev/null
 "$RCOORD" complete add cities Paris Rome >/dev/null
 "$RCOORD" queue push jobs one two >/dev/null
-"$RCOORD" elect campaign svc --id host-a >/dev/null
+"$RCOORD" elect campaign svc --id host-a --ttl 10m >/dev/null # (the default 10s could pass)
 "$RCOORD" latch init ci --count 3 >/dev/null
 redis-cli -p "$R_PORT" set 'other:{lock:not-ours}' x >/dev/null   # another prefix
 
