@@ -93,6 +93,11 @@ obs_json=$!
 track $obs_json
 wait_until 10 subscribed 'rcoord:{elect:obs}:changes' 2 ||
   fail "observers did not subscribe"
+# changes start once each observer has printed the state it read after subscribing (a change
+# before that read would be folded into its first line)
+for f in obs.txt obs.json; do
+  wait_until 10 has_lines "$TEST_TMP/$f" 1 || fail "observe printed no first state ($f)"
+done
 "$RCOORD" elect campaign obs --id a --ttl 5m >/dev/null
 "$RCOORD" elect resign obs --id a >/dev/null
 "$RCOORD" elect campaign obs --id b --ttl 700ms >/dev/null
@@ -125,6 +130,7 @@ done >"$TEST_TMP/exp.txt") &
 observer=$!
 track $observer
 wait_until 10 subscribed 'rcoord:{elect:exp}:changes' 1 || fail "the observer did not subscribe"
+wait_until 10 has_lines "$TEST_TMP/exp.txt" 1 || fail "observe printed no first state"
 "$RCOORD" elect campaign exp --id a --ttl 800ms >/dev/null
 # measured after the campaign returned: the lease ended no later than this
 ended=$(($(now_ms) + 800))

@@ -157,16 +157,19 @@ TEST_CASE_FIXTURE(ElectFixture, "observe reports every change in order, expiry i
       seen.push_back(s);
     });
   });
-  auto changes = keys.aux("elect", "o", "changes");
-  CHECK(rcoord::test::wait_until([&] { return rcoord::test::subscribers(conn, changes) == 1; }));
-  REQUIRE(elect::campaign(conn, keys, "o", as("a")).leader);                  // term 1
-  REQUIRE(elect::resign(conn, keys, "o", {"a", std::nullopt, ""}).resigned);  // vacancy
-  REQUIRE(elect::campaign(conn, keys, "o", as("b", Millis(500))).leader);     // term 2
-  // b's lease runs out, announced by nobody: the observer sees it by itself; then c.
   auto seen_count = [&] {
     std::lock_guard<std::mutex> hold(mu);
     return seen.size();
   };
+  // Changes start once the observer has shown the state it read after subscribing: a change
+  // made before that read would be folded into the first state shown (a slow machine did so).
+  auto changes = keys.aux("elect", "o", "changes");
+  CHECK(rcoord::test::wait_until([&] { return rcoord::test::subscribers(conn, changes) == 1; }));
+  CHECK(rcoord::test::wait_until([&] { return seen_count() == 1; }));
+  REQUIRE(elect::campaign(conn, keys, "o", as("a")).leader);                  // term 1
+  REQUIRE(elect::resign(conn, keys, "o", {"a", std::nullopt, ""}).resigned);  // vacancy
+  REQUIRE(elect::campaign(conn, keys, "o", as("b", Millis(500))).leader);     // term 2
+  // b's lease runs out, announced by nobody: the observer sees it by itself; then c.
   CHECK(rcoord::test::wait_until([&] { return seen_count() == 5; }));
   REQUIRE(elect::campaign(conn, keys, "o", as("c")).leader);  // term 3
   observer.join();
