@@ -171,7 +171,8 @@ TEST_CASE_FIXTURE(ElectFixture, "observe reports every change in order, expiry i
   REQUIRE(elect::campaign(conn, keys, "o", as("b", Millis(500))).leader);     // term 2
   // b's lease runs out, announced by nobody: the observer sees it by itself; then c.
   CHECK(rcoord::test::wait_until([&] { return seen_count() == 5; }));
-  REQUIRE(elect::campaign(conn, keys, "o", as("c")).leader);  // term 3
+  REQUIRE(
+      elect::campaign(conn, keys, "o", as("c", Millis(600'000))).leader);  // term 3, past the end
   observer.join();
 
   std::lock_guard<std::mutex> hold(mu);

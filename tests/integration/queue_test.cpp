@@ -310,7 +310,7 @@ TEST_CASE_FIXTURE(QueueFixture, "a blocked pop times out empty after its wait") 
   auto start = Clock::now();
   CHECK(queue::pop(conn, keys, "q", o).messages.empty());
   CHECK(ms_since(start) >= 300);
-  CHECK(ms_since(start) < rcoord::test::scaled(1000ms).count());
+  CHECK(ms_since(start) < rcoord::test::scaled(3000ms).count());  // ended by its wait, not hung
 }
 
 TEST_CASE_FIXTURE(QueueFixture, "a blocked pop is woken by a delayed push and pops it on time") {
