@@ -121,6 +121,7 @@ tmuxc send-keys -t top "clear; export RCOORD_URL=$S_URL" Enter
 start_top --interval 200ms
 wait_screen "on-s"
 kill -9 "$S_PID"
+wait "$S_PID" 2>/dev/null || true
 terminal_restored
 assert_eq "$(cat "$T/exit")" 3 "exit code after the server went away"
 wait_screen "127.0.0.1:$S_PORT"
