@@ -169,9 +169,11 @@ class TopScreen {
     std::string shown = filter_.empty() || rows_.size() == board_.size()
                             ? std::string()
                             : fmt::format(" ({} shown)", rows_.size());
-    return fmt::format("rcoord top  {}  {} {}{}  '{}'  every {}  {}",
-                       ctx_.settings().endpoint.describe(), board_.size(), what, shown,
-                       args_.pattern, args_.interval, refreshed_at_);
+    std::string pattern =
+        args_.pattern == "*" ? std::string() : " matching '" + args_.pattern + "'";
+    return fmt::format("rcoord top  {}  {} {}{}{}  every {}  {}",
+                       ctx_.settings().endpoint.describe(), board_.size(), what, pattern, shown,
+                       args_.interval, refreshed_at_);
   }
 
   std::string pass_message() const {

@@ -181,7 +181,8 @@ std::vector<std::string> render_list(const ListScreen& screen, int width, int he
   std::size_t visible = visible_rows(height);
   std::size_t end = std::min(screen.rows.size(), screen.first + visible);
   auto w = list_widths(screen, end, width);
-  lines.push_back(std::string(kBold) + fit(screen.title, width, false) + std::string(kPlain));
+  lines.push_back(std::string(kBold) + fit(escape_text(screen.title), width, false) +
+                  std::string(kPlain));
   std::array<std::string, 7> header;
   std::copy(kHeader.begin(), kHeader.end(), header.begin());
   lines.push_back(std::string(kReverse) + fit(join(header, w), width) + std::string(kPlain));
@@ -210,7 +211,8 @@ std::vector<std::string> render_list(const ListScreen& screen, int width, int he
 
 std::vector<std::string> render_detail(const DetailScreen& screen, int width, int height) {
   std::vector<std::string> lines;
-  lines.push_back(std::string(kBold) + fit(screen.title, width, false) + std::string(kPlain));
+  lines.push_back(std::string(kBold) + fit(escape_text(screen.title), width, false) +
+                  std::string(kPlain));
   lines.push_back(std::string(kReverse) + fit(screen.type + " " + escape_text(screen.name), width) +
                   std::string(kPlain));
   if (screen.row == nullptr) {

@@ -146,11 +146,16 @@ void show_latch(Object& o, const latch::Status& s) {
   o.fingerprint = o.state;
 }
 
-void show_limit(Object& o, const std::string& algo, const limit::Decision& now) {
+void show_limit(Object& o, const std::string& algo, const limit::Raw& raw) {
+  auto now = limit::to_decision(raw);
   o.state = fmt::format("{}, {} of {} left, full again in {}", algo, now.remaining, now.limit,
                         seconds(now.reset_after_ms));
   o.ttl_ms = now.reset_after_ms;
-  o.fingerprint = fmt::format("{} {}", now.remaining, now.limit);
+  // What is left grows back by itself: the change is when it will be full again (server
+  // time), which only a request moves.
+  o.fingerprint = raw.reset_after_us <= 0
+                      ? std::string("full")
+                      : fmt::format("full at {}", raw.now_us + raw.reset_after_us);
   o.gauges.push_back({"rcoord_limit_remaining", "", as_double(now.remaining)});
 }
 
@@ -193,8 +198,7 @@ void probe_limit(Probe& p, const Keys& keys) {
                } else {
                  next_round(q, {limit::peek_call(keys, o.name, *params)},
                             [algo](Probe& q2, std::span<const Reply> r2) {
-                              show_limit(q2.object, algo,
-                                         limit::to_decision(limit::decode_raw(r2[0].get())));
+                              show_limit(q2.object, algo, limit::decode_raw(r2[0].get()));
                             });
                }
              });
