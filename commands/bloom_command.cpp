@@ -8,6 +8,7 @@
 #include "bulk_output.hpp"
 #include "errors.hpp"
 #include "items.hpp"
+#include "text.hpp"
 #include "watch.hpp"
 
 namespace rcoord::bloom {
@@ -26,7 +27,7 @@ void to_json(nlohmann::ordered_json& j, const Reserved& r) {
 std::string to_text(const Reserved& r) {
   return fmt::format(
       "reserved: {}\nname: {}\ncapacity: {}\nerror_rate: {}\nbits: {}\nhashes: {}\nbytes: {}\n",
-      r.reserved, r.name, r.capacity, r.error_rate, r.bits, r.hashes, r.bytes);
+      r.reserved, escape_text(r.name), r.capacity, r.error_rate, r.bits, r.hashes, r.bytes);
 }
 
 void to_json(nlohmann::ordered_json& j, const Info& r) {
@@ -50,16 +51,29 @@ std::string to_text(const Info& r) {
       "exists: {}\nname: {}\ncapacity: {}\nerror_rate: {}\nitems: {}\nlayers: {}\nbits: {}\n"
       "hashes: {}\nbytes: {}\nfill_ratio: {}\nexpansion: {}\nnonscaling: {}\n"
       "estimated_error_rate: {}\n",
-      r.exists, r.name, r.capacity, r.error_rate, r.items, r.layers, r.bits, r.hashes, r.bytes,
-      round6(r.fill_ratio), r.expansion, r.nonscaling, round6(r.estimated_error_rate));
+      r.exists, escape_text(r.name), r.capacity, r.error_rate, r.items, r.layers, r.bits, r.hashes,
+      r.bytes, round6(r.fill_ratio), r.expansion, r.nonscaling, round6(r.estimated_error_rate));
 }
 
+namespace {
+
+// `item`, and `item_base64` with the exact bytes when JSON cannot show them (not UTF-8).
+nlohmann::ordered_json item_json(const std::string& item) {
+  nlohmann::ordered_json j = {{"item", item}};
+  if (!valid_utf8(item)) j["item_base64"] = base64(item);
+  return j;
+}
+
+}  // namespace
+
 void added_json(nlohmann::ordered_json& j, const ItemResult& r) {
-  j = {{"item", r.item}, {"added", r.yes}};
+  j = item_json(r.item);
+  j["added"] = r.yes;
   if (r.full) j["full"] = true;
 }
 void present_json(nlohmann::ordered_json& j, const ItemResult& r) {
-  j = {{"item", r.item}, {"present", r.yes}};
+  j = item_json(r.item);
+  j["present"] = r.yes;
 }
 
 void to_json(nlohmann::ordered_json& j, const AddSummary& r) {
@@ -70,16 +84,16 @@ void to_json(nlohmann::ordered_json& j, const AddSummary& r) {
        {"refused", r.refused}};
 }
 std::string to_text(const AddSummary& r) {
-  return fmt::format("name: {}\nitems: {}\nadded: {}\npresent: {}\nrefused: {}\n", r.name, r.items,
-                     r.added, r.present, r.refused);
+  return fmt::format("name: {}\nitems: {}\nadded: {}\npresent: {}\nrefused: {}\n",
+                     escape_text(r.name), r.items, r.added, r.present, r.refused);
 }
 
 void to_json(nlohmann::ordered_json& j, const TestSummary& r) {
   j = {{"name", r.name}, {"items", r.items}, {"present", r.present}, {"absent", r.absent}};
 }
 std::string to_text(const TestSummary& r) {
-  return fmt::format("name: {}\nitems: {}\npresent: {}\nabsent: {}\n", r.name, r.items, r.present,
-                     r.absent);
+  return fmt::format("name: {}\nitems: {}\npresent: {}\nabsent: {}\n", escape_text(r.name), r.items,
+                     r.present, r.absent);
 }
 
 }  // namespace rcoord::bloom
@@ -90,7 +104,7 @@ void to_json(nlohmann::ordered_json& j, const Added& r) {
   j = {{"key", r.key}, {"items", r.items}, {"changed", r.changed}};
 }
 std::string to_text(const Added& r) {
-  return fmt::format("key: {}\nitems: {}\nchanged: {}\n", r.key, r.items, r.changed);
+  return fmt::format("key: {}\nitems: {}\nchanged: {}\n", escape_text(r.key), r.items, r.changed);
 }
 
 void to_json(nlohmann::ordered_json& j, const Count& r) {
@@ -132,6 +146,23 @@ int run_reserve(Context& ctx, const BloomArgs& a) {
   return r.reserved ? kYes : kNo;
 }
 
+// Why items were refused: a nonscaling filter is full at its capacity; a scalable one when it
+// may not grow another layer.
+void note_full(Context& ctx, const std::string& name, const bloom::Meta& m, std::uint64_t refused) {
+  std::string why;
+  std::string hint = "reserve a new filter with a larger --capacity or --expansion";
+  if (m.expansion == 0) {
+    why = "it is --nonscaling";
+    hint = "reserve a larger filter, or one without --nonscaling";
+  } else if (m.layers.size() >= bloom::kMaxLayers) {
+    why = fmt::format("it has {} layers, the most a filter may have", m.layers.size());
+  } else {
+    why = "its next layer would pass 2^32 bits, the most one Redis string holds";
+  }
+  ctx.out().note(fmt::format("rcoord: bloom filter '{}' is full ({}): {} item(s) refused ({})",
+                             name, why, refused, hint));
+}
+
 int run_add(Context& ctx, const BloomArgs& a) {
   bloom::Adder adder(ctx.conn(), ctx.keys(), a.name);
   bloom::AddSummary sum;
@@ -157,12 +188,7 @@ int run_add(Context& ctx, const BloomArgs& a) {
                  [&](const std::vector<std::string>& batch) { account(adder.add(batch)); });
   account(adder.finish());
   if (a.summary) ctx.out().emit(sum);
-  if (sum.refused > 0) {
-    ctx.out().note(fmt::format(
-        "rcoord: bloom filter '{}' is full: {} item(s) refused (reserve a larger filter, or one "
-        "without --nonscaling)",
-        a.name, sum.refused));
-  }
+  if (sum.refused > 0) note_full(ctx, a.name, adder.meta(), sum.refused);
   return sum.refused > 0 ? kNo : kYes;
 }
 
@@ -265,14 +291,15 @@ void add_bloom(CLI::App& app, Context& ctx) {
   r->add_option("--capacity", res->capacity, "Items the first layer holds at the error rate")
       ->type_name("N")
       ->required()
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40).description(""));
+      ->transform(decimal_in(1, std::int64_t{1} << 40));
   r->add_option("--error-rate", res->error_rate, "False-positive rate, e.g. 0.01 for 1%")
       ->type_name("P")
-      ->required();
+      ->required()
+      ->check(kDecimalReal);
   auto* exp = r->add_option("--expansion", res->expansion,
                             "When full, add a layer this many times larger (default 2)")
                   ->type_name("N")
-                  ->check(CLI::Range(1, 1000).description(""));
+                  ->transform(decimal_in(1, 1000));
   r->add_flag("--nonscaling", res->nonscaling, "Never add a layer: refuse new items when full")
       ->excludes(exp);
   r->footer("Example: rcoord bloom reserve crawled --capacity 10000000 --error-rate 0.001");

@@ -8,6 +8,7 @@
 #include "bulk_output.hpp"
 #include "errors.hpp"
 #include "items.hpp"
+#include "text.hpp"
 
 namespace rcoord::complete {
 
@@ -18,18 +19,32 @@ nlohmann::ordered_json score_json(double score) {
   return score;
 }
 
+// `FIELD`, and `FIELD_base64` with the exact bytes when JSON cannot show them (not UTF-8).
+void put_text(nlohmann::ordered_json& j, const std::string& field, const std::string& text) {
+  j[field] = text;
+  if (!valid_utf8(text)) j[field + "_base64"] = base64(text);
+}
+
 void to_json(nlohmann::ordered_json& j, const Added& r) {
-  j = {{"term", r.term}, {"added", r.added}};
+  j = nlohmann::ordered_json::object();
+  put_text(j, "term", r.term);
+  j["added"] = r.added;
   if (r.scored) j["score"] = score_json(r.score);
 }
 void to_json(nlohmann::ordered_json& j, const Removed& r) {
-  j = {{"term", r.term}, {"removed", r.removed}};
+  j = nlohmann::ordered_json::object();
+  put_text(j, "term", r.term);
+  j["removed"] = r.removed;
 }
 void to_json(nlohmann::ordered_json& j, const Suggestion& r) {
-  j = {{"term", r.term}, {"score", score_json(r.score)}};
+  j = nlohmann::ordered_json::object();
+  put_text(j, "term", r.term);
+  j["score"] = score_json(r.score);
 }
 void to_json(nlohmann::ordered_json& j, const Pushed& r) {
-  j = {{"list", r.list}, {"item", r.item}, {"length", r.length}};
+  j = {{"list", r.list}};
+  put_text(j, "item", r.item);
+  j["length"] = r.length;
 }
 std::string to_text(const Pushed& r) { return std::to_string(r.length); }
 
@@ -37,7 +52,7 @@ void to_json(nlohmann::ordered_json& j, const AddSummary& r) {
   j = {{"index", r.index}, {"terms", r.terms}, {"added", r.added}};
 }
 std::string to_text(const AddSummary& r) {
-  return fmt::format("index: {}\nterms: {}\nadded: {}\n", r.index, r.terms, r.added);
+  return fmt::format("index: {}\nterms: {}\nadded: {}\n", escape_text(r.index), r.terms, r.added);
 }
 
 }  // namespace rcoord::complete
@@ -114,7 +129,8 @@ void print_suggestions(Context& ctx, const complete::Suggestions& s, bool items)
       ctx, false, s.terms,
       [items](nlohmann::ordered_json& j, const complete::Suggestion& r) {
         if (items) {
-          j = {{"item", r.term}};
+          j = nlohmann::ordered_json::object();
+          complete::put_text(j, "item", r.term);
         } else {
           to_json(j, r);
         }
@@ -143,7 +159,7 @@ int run_recent_suggest(Context& ctx, const CompleteArgs& a) {
 CLI::Option* add_limit(CLI::App* verb, std::size_t& limit) {
   return verb->add_option("--limit", limit, "At most N suggestions (default 10)")
       ->type_name("N")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{100000}).description(""));
+      ->transform(decimal_in(1, 100000));
 }
 
 }  // namespace
@@ -163,7 +179,8 @@ void add_complete(CLI::App& app, Context& ctx) {
   a->add_option("terms", add->terms, "Terms to add (none or -: one per line on stdin)");
   a->add_flag("-0,--null", add->nul, "Stdin terms end with a NUL byte instead of a newline");
   a->add_option("--score", add->score, "Set the terms' score (with --incr: add it)")
-      ->type_name("S");
+      ->type_name("S")
+      ->check(kDecimalReal);
   a->add_flag("--incr", add->incr, "Add 1 (or --score S) to the terms' score");
   a->add_flag("--summary", add->summary, "Print only the totals at the end");
   a->footer(
@@ -200,7 +217,7 @@ void add_complete(CLI::App& app, Context& ctx) {
   p->add_option("item", push->item, "The item")->required();
   p->add_option("--max", push->max, "Keep at most N items (default 100)")
       ->type_name("N")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}).description(""));
+      ->transform(decimal_in(1, 1000000));
   p->footer("Example: rcoord complete recent push contacts:alice bob@example.com");
   on_parse(p, ctx, push, run_recent_push);
 

@@ -13,6 +13,9 @@ void add_complete(CLI::App& app, Context& ctx);
 }  // namespace rcoord::cmd
 
 namespace rcoord::complete {
+/// Sets `j[field]`, plus `j[field + "_base64"]` with the exact bytes when `text` is not UTF-8
+/// (JSON shows the bad bytes as U+FFFD), as queue messages do.
+void put_text(nlohmann::ordered_json& j, const std::string& field, const std::string& text);
 /// One term of `complete add`: `{"term":…,"added":…}`, plus `"score"` when it has one.
 void to_json(nlohmann::ordered_json& j, const Added& r);
 /// One term of `complete remove`: `{"term":…,"removed":…}`.

@@ -4,10 +4,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <set>
 
 #include "errors.hpp"
 
@@ -38,20 +41,25 @@ bool parse_bool(const std::string& key, const std::string& value) {
               "use true or false");
 }
 
+// A whole number from the config file, read as the command line reads it (decimal_in).
 int parse_int(const std::string& what, const std::string& value, int max) {
-  try {
-    std::size_t used = 0;
-    long n = std::stol(value, &used);
-    if (used == value.size() && n >= 0 && n <= max) return static_cast<int>(n);
-  } catch (const std::exception&) {
-  }
-  throw Error(kUsage, fmt::format("bad {} '{}'", what, value), "use a whole number");
+  auto n = parse_decimal(value);
+  if (n && *n >= 0 && *n <= max) return static_cast<int>(*n);
+  throw Error(kUsage, fmt::format("bad {} '{}'", what, value),
+              fmt::format("use a whole number in decimal digits, 0 to {}", max));
 }
+
+constexpr int kMaxDb = 1'000'000;
+constexpr int kMaxWaitReplicas = 1000;
+
+// A password file holds one password: a larger one is a mistake (`--password-file /dev/zero`).
+constexpr std::size_t kMaxPasswordFileBytes = std::size_t{64} * 1024;
 
 // The first line of a password file. An empty one is a mistake (a file not yet filled
 // in): sending an empty password would only fail later as an authentication error.
 std::string read_password_file(const std::string& path) {
-  std::string password = first_line(read_small_file(path, "password file"));
+  std::string password = first_line(read_small_file(path, "password file", kMaxPasswordFileBytes,
+                                                    "put the password on the first line"));
   if (password.empty()) {
     throw Error(kUsage, fmt::format("password file '{}' is empty", path),
                 "put the password on its first line");
@@ -69,17 +77,50 @@ std::string default_config_path() {
 
 }  // namespace
 
+CLI::Validator decimal_in(std::int64_t min, std::int64_t max) {
+  return {[min, max](std::string& value) -> std::string {
+            if (!is_decimal(value)) {
+              return fmt::format("bad number '{}': write a whole number in decimal digits", value);
+            }
+            auto n = parse_decimal(value);
+            if (!n || *n < min || *n > max) {
+              return fmt::format("{} is out of range: use {} to {}", value, min, max);
+            }
+            value = std::to_string(*n);
+            return {};
+          },
+          ""};
+}
+
+const CLI::Validator kDecimalReal(
+    [](std::string& value) -> std::string {
+      if (parse_decimal_real(value)) return {};
+      return fmt::format("bad number '{}': write a decimal number such as 0.01", value);
+    },
+    "");
+
+namespace {
+
+std::string bad_duration(const std::string& value, std::string_view examples) {
+  if (duration_too_long(value)) {
+    return fmt::format("duration '{}' is too long: give at most 10 years (87600h)", value);
+  }
+  return fmt::format("bad duration '{}': use e.g. {}", value, examples);
+}
+
+}  // namespace
+
 const CLI::Validator kDurationCheck(
     [](std::string& value) -> std::string {
       if (parse_duration(value)) return {};
-      return fmt::format("bad duration '{}': use e.g. 250ms, 30s, 5m, 1h30m", value);
+      return bad_duration(value, "250ms, 30s, 5m, 1h30m");
     },
     "");
 
 const CLI::Validator kWaitCheck(
     [](std::string& value) -> std::string {
       if (parse_wait(value)) return {};
-      return fmt::format("bad duration '{}': use e.g. 500ms, 10s, 5m or forever", value);
+      return bad_duration(value, "500ms, 10s, 5m or forever");
     },
     "");
 
@@ -117,13 +158,16 @@ void Context::add_global_options(CLI::App& app) {
                   ->type_name("HOST"));
   add("port", app.add_option("-p", opts.port, "Server port (as redis-cli)")
                   ->type_name("PORT")
-                  ->check(CLI::Range(1, 65535).description("")));
+                  ->transform(decimal_in(1, 65535)));
   add("db", app.add_option("-n", opts.db, "Database number (as redis-cli)")
                 ->type_name("DB")
-                ->check(CLI::Range(0, 1'000'000).description("")));
+                ->transform(decimal_in(0, kMaxDb)));
   add("password", app.add_option("-a,--pass", opts.password,
                                  "Password (as redis-cli; visible in ps: prefer --password-file)")
                       ->type_name("PASSWORD"));
+  add("no-auth-warning",
+      app.add_flag("--no-auth-warning", opts.no_auth_warning,
+                   "Do not warn about a password on the command line (as redis-cli)"));
   add("user",
       app.add_option("--user", opts.user, "ACL user name (as redis-cli)")->type_name("NAME"));
   add("socket",
@@ -153,7 +197,7 @@ void Context::add_global_options(CLI::App& app) {
       app.add_option("--wait-replicas", opts.wait_replicas,
                      "After each write, wait for N replicas to acknowledge it (Redis WAIT)")
           ->type_name("N")
-          ->check(CLI::Range(0, 1000).description("")));
+          ->transform(decimal_in(0, kMaxWaitReplicas)));
 }
 
 bool Context::given(const std::string& name) const {
@@ -181,7 +225,8 @@ void Context::resolve() {
       "wait-replicas"};
   for (const auto& [key, values] : config_) {
     if (std::find(std::begin(kKnown), std::end(kKnown), key) == std::end(kKnown)) {
-      throw Error(kUsage, fmt::format("unknown key '{}' in config file {}", key, config_path),
+      throw Error(kUsage,
+                  fmt::format("unknown key '{}' in config file {}", mask_url(key), config_path),
                   "use global option names such as url, timeout, prefix, output");
     }
   }
@@ -194,16 +239,26 @@ void Context::resolve() {
   if (settings_.timeout.count() <= 0) {
     throw Error(kUsage, "--timeout must be positive", "use e.g. --timeout 2s");
   }
+  std::string prefix_origin = "--prefix";
   if (given("prefix")) {
     settings_.prefix = opts.prefix;
   } else if (auto p = from_config("prefix")) {
     settings_.prefix = *p;
+    prefix_origin = "prefix in the config file";
+  }
+  // Every key's hash tag is rcoord's own `{type:name}`: a brace in the prefix would make
+  // the tag something else (on a Cluster, keys of one object in several slots).
+  if (settings_.prefix.find_first_of("{}") != std::string::npos) {
+    throw Error(kUsage,
+                fmt::format("{} '{}' holds a '{{' or '}}'", prefix_origin, settings_.prefix),
+                "rcoord puts each object's keys in one hash tag of its own; use a prefix "
+                "without braces, e.g. myapp:");
   }
   keys_ = Keys(settings_.prefix);
   if (given("wait-replicas")) {
     settings_.wait_replicas = opts.wait_replicas;
   } else if (auto w = from_config("wait-replicas")) {
-    settings_.wait_replicas = parse_int("wait-replicas in the config file", *w, 1000);
+    settings_.wait_replicas = parse_int("wait-replicas in the config file", *w, kMaxWaitReplicas);
   }
   resolve_output();
   resolve_endpoint();
@@ -275,9 +330,10 @@ void Context::resolve_endpoint() {
   }
   if (auto p = cli_or_config("port", std::to_string(opts.port))) {
     ep.port = parse_int("port", *p, 65535);
+    if (ep.port == 0) throw Error(kUsage, "bad port '0'", "use a port from 1 to 65535");
     ep.socket_path.clear();
   }
-  if (auto d = cli_or_config("db", std::to_string(opts.db))) ep.db = parse_int("db", *d, 1'000'000);
+  if (auto d = cli_or_config("db", std::to_string(opts.db))) ep.db = parse_int("db", *d, kMaxDb);
   if (auto u = cli_or_config("user", opts.user)) ep.user = *u;
 
   // Password: command line, then environment, then config file; a password given on its
@@ -354,8 +410,19 @@ void Context::resolve_redlock_endpoints() {
   }
   std::optional<std::string> password = global_password();
   settings_.endpoints.clear();
+  std::set<std::string> masters;
   for (const auto& url : opts.urls) {
     Endpoint ep = parse_url(url);
+    // The same master twice would count its vote twice: a quorum on fewer servers.
+    std::string where = ep.describe();
+    std::transform(where.begin(), where.end(), where.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (!masters.insert(where).second) {
+      throw Error(kUsage,
+                  fmt::format("{} is given twice in --url: a Redlock needs independent masters",
+                              ep.describe()),
+                  "give each master once");
+    }
     take_bare_user(ep, password);
     if (!ep.password) ep.password = password;
     if (ep.user.empty() && given("user")) ep.user = opts.user;

@@ -33,6 +33,7 @@ struct GlobalOptions {
   int port = 0;
   int db = 0;
   std::string password;
+  bool no_auth_warning = false;
   std::string user;
   std::string socket;
   // TLS (also under redis-cli's names: --tls, --cacert, --cert, --key, --insecure, --sni)
@@ -96,6 +97,15 @@ class Context {
   Printer printer_;
   std::unique_ptr<Connection> conn_;
 };
+
+/// A CLI11 transform for an integer option: decimal digits only, with an optional '-' (CLI11
+/// alone reads `010` as octal 8 and `0x10` as hex 16); leading zeros are decimal, as in
+/// durations. A value outside [min, max] is refused too. The value is rewritten in canonical
+/// form, so what CLI11 converts is exactly what was checked. Use with ->transform().
+CLI::Validator decimal_in(std::int64_t min, std::int64_t max);
+/// A CLI11 validator for a real-number option: decimal only (`0.01`, `1e-3`), never hex
+/// (`0x1p-7`), inf or nan.
+extern const CLI::Validator kDecimalReal;
 
 /// A CLI11 validator for durations, so a bad value is a usage error naming it.
 extern const CLI::Validator kDurationCheck;

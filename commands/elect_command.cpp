@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include "errors.hpp"
+#include "executable.hpp"
 #include "hold.hpp"
 #include "signals.hpp"
 #include "supervise.hpp"
+#include "text.hpp"
 #include "token.hpp"
 #include "watch.hpp"
 
@@ -33,13 +35,13 @@ void to_json(nlohmann::ordered_json& j, const Status& r) {
       {"leader", r.leader}, {"name", r.name}, {"id", r.id}, {"term", r.term}, {"ttl_ms", r.ttl_ms}};
 }
 std::string to_text(const Status& r) {
-  return fmt::format("leader: {}\nname: {}\nid: {}\nterm: {}\nttl_ms: {}\n", r.leader, r.name, r.id,
-                     r.term, r.ttl_ms);
+  return fmt::format("leader: {}\nname: {}\nid: {}\nterm: {}\nttl_ms: {}\n", r.leader,
+                     escape_text(r.name), escape_text(r.id), r.term, r.ttl_ms);
 }
 
 void to_json(nlohmann::ordered_json& j, const Change& r) { to_json(j, r.state); }
-// The leader's id, or an empty line when nobody leads.
-std::string to_text(const Change& r) { return r.state.id + "\n"; }
+// The leader's id (escaped: one line per change), or an empty line when nobody leads.
+std::string to_text(const Change& r) { return escape_text(r.state.id) + "\n"; }
 
 }  // namespace rcoord::elect
 
@@ -56,7 +58,7 @@ struct ElectArgs {
   std::string wait;     // empty: try once
   std::string timeout;  // observe: empty means until interrupted
   int conflict_exit_code = kNo;
-  std::string kill_grace = "10s";
+  std::string kill_grace;  // empty: the default for the TTL
   std::vector<std::string> command;
 };
 
@@ -99,7 +101,7 @@ int run_campaign(Context& ctx, const ElectArgs& a) {
   elect::CampaignOptions opts{a.id, duration_or_throw("--ttl", a.ttl), wait_option(a), false,
                               random_token()};
   auto r = campaign_or_abort(ctx, a.name, opts);
-  ctx.out().emit(r);
+  emit_taken(ctx, holding(ctx, a.name, opts.id, opts.token), r);
   if (!r.leader) note_not_leader(ctx, r);
   return r.leader ? kYes : kNo;
 }
@@ -137,10 +139,11 @@ int run_observe(Context& ctx, const ElectArgs& a) {
 
 int run_run(Context& ctx, const ElectArgs& a) {
   Millis ttl = duration_or_throw("--ttl", a.ttl);
-  Millis kill_grace = duration_or_throw("--kill-grace", a.kill_grace);
+  Millis kill_grace = run_kill_grace(ctx, a.kill_grace, ttl);
   if (a.command.empty()) {
     throw Error(kUsage, "elect run needs a command", "put it after --, e.g. -- ./scheduler.sh");
   }
+  check_executable(a.command.front());  // before campaigning
   elect::CampaignOptions opts{a.id, ttl, wait_option(a), true, random_token()};
   auto r = campaign_or_abort(ctx, a.name, opts);
   if (!r.leader) {
@@ -149,11 +152,15 @@ int run_run(Context& ctx, const ElectArgs& a) {
     return a.conflict_exit_code;
   }
 
-  Lease lease{ttl, [&] { return elect::renew(ctx.conn(), ctx.keys(), a.name, a.id, r.term, ttl); }};
+  Lease lease{ttl, r.sent, [&](Clock::time_point deadline) {
+                DeadlineCap bounded(ctx.conn(), deadline);
+                return elect::renew(ctx.conn(), ctx.keys(), a.name, a.id, r.term, ttl);
+              }};
   SuperviseOptions sup{
       a.command,
       {{"RCOORD_TERM", std::to_string(r.term)}, {"RCOORD_ELECTION", a.name}, {"RCOORD_ID", a.id}},
-      kill_grace};
+      kill_grace,
+      ctx.settings().timeout};
   Holding held = holding(ctx, a.name, a.id, opts.token, r.term);
   int code = run_supervised(ctx, held, sup, lease);
   if (code != kLost) give_back_quietly(ctx, held);  // step down
@@ -238,9 +245,10 @@ void add_elect(CLI::App& app, Context& ctx) {
   x->add_option("-E,--conflict-exit-code", run->conflict_exit_code,
                 "Exit code when another candidate leads (default 1)")
       ->type_name("CODE")
-      ->check(CLI::Range(0, 255).description(""));
+      ->transform(decimal_in(0, 255));
   x->add_option("--kill-grace", run->kill_grace,
-                "On loss of leadership, SIGKILL the command this long after SIGTERM (default 10s)")
+                "On loss of leadership, SIGKILL the command this long after SIGTERM (default: "
+                "10s or TTL/3, whichever is shorter)")
       ->type_name("DURATION")
       ->check(kDurationCheck);
   x->add_option("command", run->command, "The command and its arguments, after --")->required();

@@ -20,8 +20,26 @@ struct Holding {
   std::function<void()> give_back;  ///< exact (token-based) and harmless when not held
 };
 
-/// Calls give_back with signals held off; a failure is only a warning (the TTL frees it).
+/// Calls give_back with signals held off, within one --timeout; a failure is only a warning
+/// (the TTL frees it).
 void give_back_quietly(Context& ctx, const Holding& held);
+
+/// Prints the result of a take. When stdout cannot take it (OutputError), what was taken is
+/// given back first: a token nobody saw must not stay held.
+template <typename T>
+void emit_taken(Context& ctx, const Holding& held, const T& result) {
+  try {
+    ctx.out().emit(result);
+  } catch (const OutputError&) {
+    give_back_quietly(ctx, held);
+    throw;
+  }
+}
+
+/// The --kill-grace of a `run` form: `given` (empty: the default for the lease), checked to
+/// fit in `lease` with one --timeout (SPEC §5, supervise.hpp). Throws Error(kUsage).
+Millis run_kill_grace(const Context& ctx, const std::string& given, Millis lease,
+                      std::string_view lease_option = "--ttl");
 
 /// Runs `take` (which may wait) so that SIGINT/SIGTERM/SIGHUP interrupt the wait at once.
 /// If a signal arrives while waiting, or just as `take` returns, whatever the interrupted

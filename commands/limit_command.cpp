@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
 #include "errors.hpp"
 #include "signals.hpp"
 #include "watch.hpp"
@@ -136,9 +138,15 @@ void add_shape(CLI::App* verb, LimitArgs& a) {
   verb->add_option("--rate", a.rate, "Allowed rate: N/s, N/m, N/h or N/DUR (e.g. 100/10s)")
       ->type_name("N/PERIOD")
       ->required();
+  // make_params says what a burst or cost below 1 means; here only the form is checked.
+  constexpr auto kMin = std::numeric_limits<std::int64_t>::min();
+  constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
   verb->add_option("--burst", a.burst, "Most cost allowed at once (default: N of the rate)")
-      ->type_name("B");
-  verb->add_option("--cost", a.cost, "Cost of this request (default 1)")->type_name("C");
+      ->type_name("B")
+      ->transform(decimal_in(kMin, kMax));
+  verb->add_option("--cost", a.cost, "Cost of this request (default 1)")
+      ->type_name("C")
+      ->transform(decimal_in(kMin, kMax));
   verb->add_option("--algo", a.algo, "gcra (default), token-bucket, sliding-window or fixed-window")
       ->type_name("ALGO");
 }

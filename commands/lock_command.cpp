@@ -5,10 +5,12 @@
 #include <chrono>
 
 #include "errors.hpp"
+#include "executable.hpp"
 #include "hold.hpp"
 #include "redlock_command.hpp"
 #include "signals.hpp"
 #include "supervise.hpp"
+#include "text.hpp"
 #include "token.hpp"
 #include "watch.hpp"
 
@@ -43,7 +45,7 @@ void to_json(nlohmann::ordered_json& j, const Status& r) {
 std::string to_text(const Status& r) {
   return fmt::format(
       "held: {}\nname: {}\ntoken: {}\nttl_ms: {}\nfence: {}\nmode: {}\nreaders: {}\n", r.held,
-      r.name, r.token, r.ttl_ms, r.fence, r.mode, r.readers);
+      escape_text(r.name), escape_text(r.token), r.ttl_ms, r.fence, r.mode, r.readers);
 }
 
 void to_json(nlohmann::ordered_json& j, const Broken& r) {
@@ -52,7 +54,7 @@ void to_json(nlohmann::ordered_json& j, const Broken& r) {
 std::string to_text(const Broken& r) {
   if (!r.broken) return {};
   if (r.readers > 0) return fmt::format("broken: {} readers", r.readers);
-  return fmt::format("broken: {}", r.token);
+  return fmt::format("broken: {}", escape_text(r.token));
 }
 
 }  // namespace rcoord::lock
@@ -69,7 +71,7 @@ struct LockArgs {
   std::string token;
   bool shared = false;
   int conflict_exit_code = kNo;
-  std::string kill_grace = "10s";
+  std::string kill_grace;  // empty: the default for the TTL
   std::string min_hold;
   std::string watch;
   std::vector<std::string> command;
@@ -105,7 +107,7 @@ int run_acquire(Context& ctx, const LockArgs& a) {
   if (redlock_verbs::active(ctx)) return redlock_verbs::acquire(ctx, a.name, opts);
   if (opts.token.empty()) opts.token = random_token();
   auto r = acquire_or_abort(ctx, a.name, opts);
-  ctx.out().emit(r);
+  emit_taken(ctx, holding(ctx, a.name, opts.token), r);
   if (!r.acquired) note_busy(ctx, r);
   return r.acquired ? kYes : kNo;
 }
@@ -163,16 +165,20 @@ void finish(Context& ctx, const LockArgs& a, const std::string& token, Millis mi
 
 int run_run(Context& ctx, const LockArgs& a) {
   Millis ttl = duration_or_throw("--ttl", a.ttl);
-  Millis kill_grace = duration_or_throw("--kill-grace", a.kill_grace);
   Millis min_hold = a.min_hold.empty() ? Millis(0) : duration_or_throw("--min-hold", a.min_hold);
   if (a.command.empty()) {
     throw Error(kUsage, "lock run needs a command", "put it after --, e.g. -- ./backup.sh");
   }
+  // Before the lock is taken: with --min-hold, a typo would keep it for the whole hold.
+  check_executable(a.command.front());
   lock::AcquireOptions opts{ttl, wait_option(a), a.token, a.shared};
   if (redlock_verbs::active(ctx)) {
+    // The supervisor counts a Redlock's lease without the drift allowance.
+    Millis kill_grace = run_kill_grace(ctx, a.kill_grace, ttl - redlock::drift(ttl));
     return redlock_verbs::run(ctx, a.name,
                               {opts, a.conflict_exit_code, kill_grace, min_hold, a.command});
   }
+  Millis kill_grace = run_kill_grace(ctx, a.kill_grace, ttl);
   if (opts.token.empty()) opts.token = random_token();
   auto r = acquire_or_abort(ctx, a.name, opts);
   if (!r.acquired) {
@@ -182,13 +188,16 @@ int run_run(Context& ctx, const LockArgs& a) {
   }
   auto acquired_at = Clock::now();
 
-  Lease lease{ttl,
-              [&] { return lock::extend(ctx.conn(), ctx.keys(), a.name, r.token, ttl).extended; }};
+  Lease lease{ttl, r.sent, [&](Clock::time_point deadline) {
+                DeadlineCap bounded(ctx.conn(), deadline);
+                return lock::extend(ctx.conn(), ctx.keys(), a.name, r.token, ttl).extended;
+              }};
   SuperviseOptions sup{a.command,
                        {{"RCOORD_TOKEN", r.token},
                         {"RCOORD_FENCE", std::to_string(r.fence)},
                         {"RCOORD_LOCK", a.name}},
-                       kill_grace};
+                       kill_grace,
+                       ctx.settings().timeout};
   int code = run_supervised(ctx, holding(ctx, a.name, r.token), sup, lease);
   if (code != kLost) finish(ctx, a, r.token, min_hold, acquired_at);
   return code;
@@ -276,9 +285,10 @@ void add_lock(CLI::App& app, Context& ctx) {
   x->add_option("-E,--conflict-exit-code", run->conflict_exit_code,
                 "Exit code when the lock is busy (default 1)")
       ->type_name("CODE")
-      ->check(CLI::Range(0, 255).description(""));
+      ->transform(decimal_in(0, 255));
   x->add_option("--kill-grace", run->kill_grace,
-                "On lock loss, SIGKILL the command this long after SIGTERM (default 10s)")
+                "On lock loss, SIGKILL the command this long after SIGTERM (default: 10s or "
+                "TTL/3, whichever is shorter)")
       ->type_name("DURATION")
       ->check(kDurationCheck);
   x->add_option("--min-hold", run->min_hold,

@@ -1,8 +1,13 @@
 // rcoord: coordination primitives on Redis, for shell scripts, cron and CI.
 // Parses the command line, runs the chosen verb, and maps errors to the exit codes of SPEC §2.
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -169,44 +174,127 @@ void add_commands(CLI::App& app, rcoord::cmd::Context& ctx, std::string_view wor
   }
 }
 
-void blank_from(char* text, std::size_t from) {
-  for (char* p = text + std::min(from, std::strlen(text)); *p != '\0'; ++p) *p = '*';
+// A password's mask in the command line that ps shows: "****" whatever its length, so ps
+// does not tell how long it is. (A password shorter than 4 bytes gets as many stars as it has
+// bytes: the command line may not grow.)
+std::string stars(std::size_t length) {
+  std::string mask(std::min<std::size_t>(length, 4), '*');
+  return mask;
 }
 
-// `redis://user:secret@host` -> `redis://user:******@host`, in place.
-void blank_url_password(char* url) {
-  std::string_view text(url);
-  auto scheme = text.find("://");
-  if (scheme == std::string_view::npos) return;
-  auto at = text.find('@', scheme + 3);
-  if (at == std::string_view::npos || text.find('/', scheme + 3) < at) return;
-  auto colon = text.substr(0, at).find(':', scheme + 3);
-  std::size_t from = colon == std::string_view::npos ? scheme + 3 : colon + 1;
-  for (std::size_t i = from; i < at; ++i) url[i] = '*';
+// A URL with its secrets (the parts mask_url hides) replaced by stars.
+std::string starred_url(std::string_view url) {
+  std::string out;
+  std::size_t done = 0;
+  for (const auto& [from, to] : rcoord::secret_spans(url)) {
+    out += url.substr(done, from - done);
+    out += stars(to - from);
+    done = to;
+  }
+  out += url.substr(done);
+  return out;
+}
+
+// argv as ps should show it: the value of -a/--pass and a password inside --url masked. The
+// command after `--` is left alone. Sets `secret` when there was a password to mask.
+std::vector<std::string> shown_argv(int argc, char** argv, bool& secret) {
+  std::vector<std::string> shown(argv, argv + argc);
+  auto mask_password = [&](std::string& arg, std::size_t from) {
+    if (arg.size() <= from) return;
+    std::string mask = stars(arg.size() - from);
+    arg.resize(from);
+    arg += mask;
+    secret = true;
+  };
+  auto mask_url = [&](std::string& arg, std::size_t from) {
+    std::string masked = arg.substr(0, from) + starred_url(std::string_view(arg).substr(from));
+    if (masked == arg) return;
+    arg = std::move(masked);
+    secret = true;
+  };
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    auto value_at = [&](std::size_t after) {
+      return arg.size() > after && arg[after] == '=' ? after + 1 : after;
+    };
+    if (arg == "--") break;
+    if ((arg == "-a" || arg == "--pass") && i + 1 < argc) {
+      ++i;
+      mask_password(shown[static_cast<std::size_t>(i)], 0);
+    } else if (arg.rfind("--pass=", 0) == 0) {
+      mask_password(shown[static_cast<std::size_t>(i)], 7);
+    } else if (arg.size() > 2 && arg.rfind("-a", 0) == 0) {
+      mask_password(shown[static_cast<std::size_t>(i)], value_at(2));
+    } else if ((arg == "-u" || arg == "--url") && i + 1 < argc) {
+      ++i;
+      mask_url(shown[static_cast<std::size_t>(i)], 0);
+    } else if (arg.rfind("--url=", 0) == 0) {
+      mask_url(shown[static_cast<std::size_t>(i)], 6);
+    } else if (arg.size() > 2 && arg.rfind("-u", 0) == 0) {
+      mask_url(shown[static_cast<std::size_t>(i)], value_at(2));
+    }
+  }
+  return shown;
 }
 
 // A password given with -a or inside --url is visible in ps for the whole life of the
-// process (a `lock run` may live for hours). Once parsed, it is overwritten in place, which
-// is what /proc/PID/cmdline shows. The command after `--` is left alone.
-void hide_secrets(int argc, char** argv) {
+// process (a `lock run` may live for hours). Once parsed, the command line is written again
+// in place (what /proc/PID/cmdline shows) with the passwords masked. The kernel lays the
+// arguments end to end in one block: the ones after a masked password move up to close the
+// gap, so the mask says nothing of the password's length. Returns whether there was one.
+bool hide_secrets(int argc, char** argv) {
+  bool secret = false;
+  std::vector<std::string> shown = shown_argv(argc, argv, secret);
+  if (!secret) return false;
+  auto at = [&](int i) -> const std::string& { return shown[static_cast<std::size_t>(i)]; };
+  bool contiguous = true;
+  std::size_t needed = 0;
+  for (int i = 0; i < argc; ++i) {
+    if (i > 0 && argv[i] != argv[i - 1] + std::strlen(argv[i - 1]) + 1) contiguous = false;
+    needed += at(i).size() + 1;
+  }
+  char* begin = argv[0];
+  char* end = argv[argc - 1] + std::strlen(argv[argc - 1]) + 1;
+  if (contiguous && needed <= static_cast<std::size_t>(end - begin)) {
+    char* p = begin;
+    for (int i = 0; i < argc; ++i) {
+      const std::string& text = at(i);
+      std::memcpy(p, text.c_str(), text.size() + 1);
+      argv[i] = p;
+      p += text.size() + 1;
+    }
+    std::memset(p, 0, static_cast<std::size_t>(end - p));
+    return true;
+  }
+  // Not one block (never seen on Linux): mask each argument within its own bytes.
   for (int i = 1; i < argc; ++i) {
-    std::string_view arg = argv[i];
-    if (arg == "--") return;
-    if ((arg == "-a" || arg == "--pass") && i + 1 < argc) {
-      blank_from(argv[++i], 0);
-    } else if (arg.rfind("--pass=", 0) == 0) {
-      blank_from(argv[i], 7);
-    } else if (arg.size() > 2 && arg.rfind("-a", 0) == 0) {
-      blank_from(argv[i], arg[2] == '=' ? 3 : 2);
-    } else if ((arg == "-u" || arg == "--url") && i + 1 < argc) {
-      blank_url_password(argv[++i]);
-    } else if (arg.rfind("--url=", 0) == 0) {
-      blank_url_password(argv[i] + 6);
+    std::size_t room = std::strlen(argv[i]);
+    if (at(i) == argv[i]) continue;
+    std::string text = at(i).size() <= room ? at(i) : std::string(room, '*');
+    std::memcpy(argv[i], text.c_str(), text.size());
+    std::memset(argv[i] + text.size(), 0, room - text.size());
+  }
+  return true;
+}
+
+// A standard descriptor that is closed would be taken by the first socket rcoord opens (a
+// result "printed" to the server). Each closed one gets /dev/null, read-only: a closed stdout
+// still fails every write, and a closed stdin reads as empty.
+void occupy_closed_stdio() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
+      int null = open("/dev/null", O_RDONLY);
+      if (null >= 0 && null != fd) {
+        dup2(null, fd);
+        close(null);
+      }
     }
   }
 }
 
 int run(int argc, char** argv) {
+  occupy_closed_stdio();
+  rcoord::signals::ignore_sigpipe();
   rcoord::cmd::Context ctx;
   CLI::App app{"rcoord: locks, semaphores and other coordination primitives on Redis", "rcoord"};
   app.set_help_flag("--help", "Print help and exit");
@@ -227,9 +315,10 @@ int run(int argc, char** argv) {
     sub->group(ops ? "Operator commands" : "Primitives");
   }
 
+  bool password_in_argv = false;
   try {
     app.parse(argc, argv);
-    hide_secrets(argc, argv);
+    password_in_argv = hide_secrets(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     std::string nearest = suggestion(app, argc, argv);
@@ -240,7 +329,19 @@ int run(int argc, char** argv) {
 
   try {
     ctx.resolve();
+    // As redis-cli does; after resolve, so that a usage error stays one line.
+    if (password_in_argv && !ctx.opts.no_auth_warning) {
+      rcoord::Printer::warn(
+          "rcoord: warning: a password on the command line (-a, --pass or inside --url) can be "
+          "seen by other users in ps and in the shell's history (use --password-file or "
+          "RCOORD_PASSWORD; --no-auth-warning silences this)");
+    }
     return ctx.action();
+  } catch (const rcoord::OutputError& e) {
+    // The reader went away: end as the default SIGPIPE would have ended us, silently.
+    if (e.broken_pipe()) return 128 + SIGPIPE;
+    rcoord::Printer::error(e);
+    return e.code();
   } catch (const rcoord::Error& e) {
     rcoord::Printer::error(e);
     if (e.code() == rcoord::kInterrupted && rcoord::signals::pending() != 0) {

@@ -127,7 +127,7 @@ void add_metrics(CLI::App& app, Context& ctx) {
   auto args = std::make_shared<MetricsArgs>();
   auto* metrics =
       app.add_subcommand("metrics", "Print the objects' figures in the Prometheus text format");
-  metrics->add_option("pattern", args->pattern, "Glob of object names (default *)");
+  metrics->add_option("pattern", args->pattern, "Glob over whole object names (default *)");
   add_type_option(metrics, args->type);
   metrics
       ->add_option("--textfile", args->textfile,

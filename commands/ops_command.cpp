@@ -22,14 +22,15 @@ void to_json(nlohmann::ordered_json& j, const Ping& r) {
 
 // `node: ADDRESS ROLE RTT` lines follow the summary, one per server of the setup.
 std::string to_text(const Ping& r) {
-  std::string text = fmt::format("url: {}\nversion: {}\nmode: {}\nrtt_us: {}\n", r.url, r.version,
-                                 r.mode, r.rtt_us);
+  std::string text = fmt::format("url: {}\nversion: {}\nmode: {}\nrtt_us: {}\n", escape_text(r.url),
+                                 escape_text(r.version), r.mode, r.rtt_us);
   if (!r.nodes.empty()) text += fmt::format("nodes: {}\n", r.nodes.size());
   for (const auto& n : r.nodes) {
     if (n.rtt_us >= 0) {
-      text += fmt::format("node: {} {} rtt_us={}\n", n.address, n.role, n.rtt_us);
+      text += fmt::format("node: {} {} rtt_us={}\n", escape_text(n.address), n.role, n.rtt_us);
     } else {
-      text += fmt::format("node: {} {} down ({})\n", n.address, n.role, n.error);
+      text += fmt::format("node: {} {} down ({})\n", escape_text(n.address), n.role,
+                          escape_text(n.error));
     }
   }
   return text;
@@ -44,7 +45,7 @@ void to_json(nlohmann::ordered_json& j, const Object& r) {
 }
 
 std::string to_text(const Object& r) {
-  return fmt::format("{:<9} {}  {}", r.type, r.name, r.state);
+  return fmt::format("{:<9} {}  {}", r.type, escape_text(r.name), escape_text(r.state));
 }
 
 }  // namespace rcoord::inventory
@@ -56,8 +57,9 @@ void to_json(nlohmann::ordered_json& j, const Finding& r) {
 }
 
 std::string to_text(const Finding& r) {
-  if (r.ok) return fmt::format("ok    {}: {}", r.check, r.detail);
-  return fmt::format("FAIL  {}: {}\n      fix: {}", r.check, r.detail, r.fix);
+  if (r.ok) return fmt::format("ok    {}: {}", r.check, escape_text(r.detail));
+  return fmt::format("FAIL  {}: {}\n      fix: {}", r.check, escape_text(r.detail),
+                     escape_text(r.fix));
 }
 
 }  // namespace rcoord::doctor
@@ -135,7 +137,7 @@ int list_once(Context& ctx, const LsArgs& args) {
 void add_ls(CLI::App& app, Context& ctx) {
   auto args = std::make_shared<LsArgs>();
   auto* ls = app.add_subcommand("ls", "List the objects rcoord keeps, with type and state");
-  ls->add_option("pattern", args->pattern, "Glob of object names (default *)");
+  ls->add_option("pattern", args->pattern, "Glob over whole object names (default *)");
   add_type_option(ls, args->type);
   ls->add_flag("--names", args->names,
                "Print only the names, one per line (escaped: \\n for a newline, \\\\ for a "
@@ -144,6 +146,7 @@ void add_ls(CLI::App& app, Context& ctx) {
   ls->footer(
       "Found with SCAN (never KEYS), so a large keyspace is walked without blocking the server;\n"
       "the states of the objects found are read in pipelined batches.\n"
+      "Names are printed escaped (\\n for a newline, \\\\ for a backslash).\n"
       "Examples:\n"
       "  rcoord ls 'deploy-*' --type lock\n"
       "  rcoord ls --names --type queue\n"

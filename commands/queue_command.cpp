@@ -11,61 +11,18 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 
+#include "config.hpp"
 #include "errors.hpp"
+#include "executable.hpp"
+#include "hold.hpp"
 #include "items.hpp"
 #include "signals.hpp"
 #include "supervise.hpp"
+#include "text.hpp"
 #include "watch.hpp"
 
 namespace rcoord::queue {
-
-std::string base64(std::string_view bytes) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  std::size_t i = 0;
-  auto at = [&](std::size_t k) {
-    return static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[k]));
-  };
-  for (; i + 2 < bytes.size(); i += 3) {
-    std::uint32_t v = at(i) << 16 | at(i + 1) << 8 | at(i + 2);
-    out += kAlphabet[v >> 18 & 63];
-    out += kAlphabet[v >> 12 & 63];
-    out += kAlphabet[v >> 6 & 63];
-    out += kAlphabet[v & 63];
-  }
-  if (i + 1 == bytes.size()) {
-    std::uint32_t v = at(i) << 16;
-    out += kAlphabet[v >> 18 & 63];
-    out += kAlphabet[v >> 12 & 63];
-    out += "==";
-  } else if (i + 2 == bytes.size()) {
-    std::uint32_t v = at(i) << 16 | at(i + 1) << 8;
-    out += kAlphabet[v >> 18 & 63];
-    out += kAlphabet[v >> 12 & 63];
-    out += kAlphabet[v >> 6 & 63];
-    out += '=';
-  }
-  return out;
-}
-
-namespace {
-
-// The JSON printer's own verdict, so "valid" means exactly what it will print unchanged.
-bool valid_utf8(const std::string& bytes) {
-  try {
-    (void)nlohmann::ordered_json(bytes).dump();
-    return true;
-  } catch (const nlohmann::ordered_json::type_error&) {
-    return false;
-  }
-}
-
-}  // namespace
 
 void to_json(nlohmann::ordered_json& j, const Message& m) {
   j = {{"id", m.id}, {"message", m.message}};
@@ -141,6 +98,10 @@ namespace {
 // Counts go to Lua scripts, whose numbers are doubles: exact up to 2^53.
 constexpr std::int64_t kMaxCount = (std::int64_t{1} << 53) - 1;
 
+// The lease a plain pop takes its messages under until they are written out and
+// acknowledged: what it took comes back after this long if rcoord cannot tell the server.
+constexpr Millis kPlainPopLease{30'000};
+
 struct QueueArgs {
   std::string name;
   std::string watch;
@@ -160,7 +121,7 @@ struct QueueArgs {
   std::int64_t max_messages = 0;
   std::string idle_exit;
   std::string retry_delay;
-  std::string kill_grace = "10s";
+  std::string kill_grace;  // empty: the default for the lease
   std::vector<std::string> command;
 };
 
@@ -183,28 +144,12 @@ void print_messages(Context& ctx, const std::vector<queue::Message>& messages,
   ctx.out().write_raw(queue::to_records(messages, style));
 }
 
+// One message from a file, or from stdin for "-": at most what one stdin item may hold.
 std::string read_file(const std::string& path) {
-  if (path == "-") {
-    std::string all;
-    char buf[65536];
-    for (;;) {
-      ssize_t n = ::read(STDIN_FILENO, buf, sizeof(buf));
-      if (n > 0) {
-        all.append(buf, static_cast<std::size_t>(n));
-      } else if (n == 0) {
-        return all;
-      } else if (errno != EINTR) {
-        throw Error(kUsage, fmt::format("cannot read stdin: {}", std::strerror(errno)),
-                    "check what is piped into rcoord");
-      }
-    }
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw Error(kUsage, fmt::format("cannot read --file '{}': {}", path, std::strerror(errno)),
-                "check the path");
-  }
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  return read_small_file(path, "--file", ItemReader::kMaxItemBytes,
+                         fmt::format("a message holds at most {}; split it into several",
+                                     format_size(ItemReader::kMaxItemBytes)),
+                         /*stdin_dash=*/true);
 }
 
 int run_push(Context& ctx, const QueueArgs& a) {
@@ -228,6 +173,55 @@ int run_push(Context& ctx, const QueueArgs& a) {
   return kYes;
 }
 
+// Messages that could not be written out go back to the head of the queue, as if this
+// delivery never happened. If that fails too, their lease brings them back.
+void give_back_messages(Context& ctx, const std::string& name,
+                        const std::vector<queue::Message>& messages, Millis lease) {
+  signals::Uninterruptible quiet;
+  DeadlineCap bounded(ctx.conn(), std::chrono::steady_clock::now() + ctx.settings().timeout);
+  try {
+    // Each goes back to the head: the last first, so that they stand in their old order.
+    for (auto m = messages.rbegin(); m != messages.rend(); ++m) {
+      queue::nack(ctx.conn(), ctx.keys(), name, m->id, {Millis(0), m->attempt, true});
+    }
+  } catch (const Error& e) {
+    Printer::warn(fmt::format(
+        "rcoord: could not put the messages back in queue '{}': {} (they are delivered again "
+        "when their lease ends, within {})",
+        name, e.what(), format_duration(lease)));
+  }
+}
+
+// A plain pop acknowledges what it took only once it is written out. An acknowledgement that
+// cannot be made means the messages will be delivered again: exit 3 says so.
+void acknowledge(Context& ctx, const std::string& name,
+                 const std::vector<queue::Message>& messages) {
+  signals::Uninterruptible quiet;
+  std::vector<std::string> unacked;
+  std::string why;
+  for (const auto& m : messages) {
+    bool acked = false;
+    // A connection that failed is replaced by a fresh one for a second try.
+    for (int attempt = 0; attempt < 2 && !acked; ++attempt) {
+      try {
+        acked = queue::ack(ctx.conn(), ctx.keys(), name, m.id, m.attempt);
+        if (!acked) {
+          why = "its lease ended before the output was taken";
+          break;
+        }
+      } catch (const Error& e) {
+        why = e.what();
+      }
+    }
+    if (!acked) unacked.push_back(m.id);
+  }
+  if (unacked.empty()) return;
+  throw Error(kConnection,
+              fmt::format("message(s) {} of queue '{}' were written but not acknowledged: {}",
+                          fmt::join(unacked, ", "), name, why),
+              "they will be delivered again");
+}
+
 int run_pop(Context& ctx, const QueueArgs& a) {
   queue::PopOptions o;
   o.count = a.count;
@@ -235,6 +229,10 @@ int run_pop(Context& ctx, const QueueArgs& a) {
   if (!a.wait.empty()) o.wait = wait_or_throw("--wait", a.wait);
   if (!a.ack_timeout.empty()) o.ack_timeout = duration_or_throw("--ack-timeout", a.ack_timeout);
   o.max_attempts = a.max_attempts;
+  // A plain pop leases what it takes too, and acknowledges it once written: a message whose
+  // reply is lost, or that stdout cannot take, goes back to the queue instead of vanishing.
+  const bool plain = !o.ack_timeout;
+  if (plain) o.ack_timeout = kPlainPopLease;
   if (o.wait) signals::install();  // Ctrl-C ends the wait; nothing is taken then
   auto r = queue::pop(ctx.conn(), ctx.keys(), a.name, o);
   if (r.messages.empty()) {
@@ -242,7 +240,13 @@ int run_pop(Context& ctx, const QueueArgs& a) {
                           : fmt::format("rcoord: queue '{}' is empty", a.name));
     return kNo;
   }
-  print_messages(ctx, r.messages, {o.ack_timeout.has_value(), a.nul ? '\0' : '\n'});
+  try {
+    print_messages(ctx, r.messages, {!plain, a.nul ? '\0' : '\n'});
+  } catch (const OutputError&) {
+    give_back_messages(ctx, a.name, r.messages, *o.ack_timeout);
+    throw;
+  }
+  if (plain) acknowledge(ctx, a.name, r.messages);
   return kYes;
 }
 
@@ -378,29 +382,12 @@ bool stop_requested() {
 // A command that cannot be run would fail every message until all of them are dead: check it
 // the way execvp will look for it, before taking any.
 void check_runnable(const std::string& command) {
-  auto runnable = [](const std::string& path) {
-    struct stat st {};
-    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-           ::access(path.c_str(), X_OK) == 0;
-  };
-  bool found = false;
-  if (command.find('/') != std::string::npos) {
-    found = runnable(command);
-  } else {
-    const char* path = std::getenv("PATH");
-    std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
-    std::size_t start = 0;
-    while (!found && start <= dirs.size()) {
-      std::size_t end = std::min(dirs.find(':', start), dirs.size());
-      std::string dir = dirs.substr(start, end - start);
-      found = runnable((dir.empty() ? "." : dir) + "/" + command);
-      start = end + 1;
-    }
-  }
-  if (!found) {
-    throw Error(kUsage, fmt::format("cannot run '{}': no such executable", command),
-                "check the command and PATH; no message was taken");
-  }
+  int e = executable_errno(command);
+  if (e == 0) return;
+  throw Error(kUsage,
+              fmt::format("cannot run '{}': {}", command,
+                          e == ENOENT ? std::string("no such executable") : std::strerror(e)),
+              "check the command and PATH; no message was taken");
 }
 
 // After the command: ack on 0, nack otherwise. Must finish even when a signal comes.
@@ -432,7 +419,7 @@ int run_consume(Context& ctx, const QueueArgs& a) {
     throw Error(kUsage, "queue consume needs a command", "put it after --, e.g. -- ./handle.sh");
   }
   Millis ack_timeout = duration_or_throw("--ack-timeout", a.ack_timeout);
-  Millis kill_grace = duration_or_throw("--kill-grace", a.kill_grace);
+  Millis kill_grace = run_kill_grace(ctx, a.kill_grace, ack_timeout, "--ack-timeout");
   Millis retry_delay = optional_duration("--retry-delay", a.retry_delay);
   if (a.max_messages < 0) throw Error(kUsage, "--max-messages must be positive", "use e.g. 100");
   check_runnable(a.command.front());
@@ -464,7 +451,8 @@ int run_consume(Context& ctx, const QueueArgs& a) {
     }
 
     MessageFile input(m.message);
-    Lease lease{ack_timeout, [&] {
+    Lease lease{ack_timeout, r.sent, [&](std::chrono::steady_clock::time_point deadline) {
+                  DeadlineCap bounded(ctx.conn(), deadline);
                   return queue::extend(ctx.conn(), ctx.keys(), a.name, m.id, m.attempt,
                                        ack_timeout);
                 }};
@@ -473,6 +461,7 @@ int run_consume(Context& ctx, const QueueArgs& a) {
                           {"RCOORD_MESSAGE_ID", m.id},
                           {"RCOORD_ATTEMPT", std::to_string(m.attempt)}},
                          kill_grace,
+                         ctx.settings().timeout,
                          input.fd(),
                          true};
     SuperviseResult result = supervise(sup, lease);
@@ -503,14 +492,14 @@ void add_name(CLI::App* verb, QueueArgs& a) {
 CLI::Option* add_count(CLI::App* verb, QueueArgs& a, const std::string& help) {
   return verb->add_option("--count", a.count, help)
       ->type_name("N")
-      ->check(CLI::Range(std::int64_t{1}, kMaxCount).description(""));
+      ->transform(decimal_in(1, kMaxCount));
 }
 
 void add_max_attempts(CLI::App* verb, QueueArgs& a) {
   verb->add_option("--max-attempts", a.max_attempts,
                    "Deliver a message at most N times, then it is dead (default 5)")
       ->type_name("N")
-      ->check(CLI::Range(std::int64_t{1}, kMaxCount).description(""));
+      ->transform(decimal_in(1, kMaxCount));
 }
 
 void add_nul(CLI::App* verb, QueueArgs& a, const std::string& help) {
@@ -570,7 +559,7 @@ void add_queue(CLI::App& app, Context& ctx) {
   k->add_option("id", ack->id, "Message id, as pop printed it")->required();
   k->add_option("--attempt", ack->attempt, "Only if the lease is still that delivery's")
       ->type_name("N")
-      ->check(CLI::Range(std::int64_t{1}, kMaxCount).description(""));
+      ->transform(decimal_in(1, kMaxCount));
   k->footer("Example: rcoord queue ack jobs 17");
   on_parse(k, ctx, ack, run_ack);
 
@@ -583,7 +572,7 @@ void add_queue(CLI::App& app, Context& ctx) {
       ->check(kDurationCheck);
   n->add_option("--attempt", nack->attempt, "Only if the lease is still that delivery's")
       ->type_name("N")
-      ->check(CLI::Range(std::int64_t{1}, kMaxCount).description(""));
+      ->transform(decimal_in(1, kMaxCount));
   n->footer("Example: rcoord queue nack jobs 17 --delay 1m");
   on_parse(n, ctx, nack, run_nack);
 
@@ -598,7 +587,7 @@ void add_queue(CLI::App& app, Context& ctx) {
   add_max_attempts(c, *consume);
   c->add_option("--max-messages", consume->max_messages, "Exit after N messages")
       ->type_name("N")
-      ->check(CLI::Range(std::int64_t{1}, kMaxCount).description(""));
+      ->transform(decimal_in(1, kMaxCount));
   c->add_option("--idle-exit", consume->idle_exit, "Exit 0 when no message came for DUR")
       ->type_name("DURATION")
       ->check(kDurationCheck);
@@ -607,7 +596,8 @@ void add_queue(CLI::App& app, Context& ctx) {
       ->type_name("DURATION")
       ->check(kDurationCheck);
   c->add_option("--kill-grace", consume->kill_grace,
-                "On lease loss, SIGKILL the command this long after SIGTERM (default 10s)")
+                "On lease loss, SIGKILL the command this long after SIGTERM (default: 10s or "
+                "--ack-timeout/3, whichever is shorter)")
       ->type_name("DURATION")
       ->check(kDurationCheck);
   c->add_option("command", consume->command, "The command and its arguments, after --")->required();

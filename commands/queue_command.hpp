@@ -28,9 +28,6 @@ struct RecordStyle {
 /// The text records of `messages`, byte-exact.
 std::string to_records(const std::vector<Message>& messages, RecordStyle style);
 
-/// Standard base64 (RFC 4648, with padding).
-std::string base64(std::string_view bytes);
-
 /// The result of `queue push`.
 struct Pushed {
   std::string name;

@@ -98,9 +98,9 @@ bool active(const Context& ctx) { return ctx.settings().endpoints.size() >= 3; }
 int acquire(Context& ctx, const std::string& name, lock::AcquireOptions opts) {
   if (opts.token.empty()) opts.token = random_token();
   auto rl = make(ctx, opts.ttl);
-  auto r =
-      take_or_abort(ctx, holding(rl, name, opts.token), [&] { return rl.acquire(name, opts); });
-  ctx.out().emit(r);
+  Holding held = holding(rl, name, opts.token);
+  auto r = take_or_abort(ctx, held, [&] { return rl.acquire(name, opts); });
+  emit_taken(ctx, held, r);
   if (!r.lock.acquired) note_busy(ctx, r);
   return r.lock.acquired ? kYes : kNo;
 }
@@ -150,12 +150,15 @@ int run(Context& ctx, const std::string& name, RunOptions opts) {
   const std::string token = r.lock.token;
   // A renewal is a Redlock extend: a quorum must extend it. The supervisor counts the lease
   // without the drift allowance, so it never believes in a lease the nodes may have ended.
-  Lease lease{ttl - redlock::drift(ttl), [&] { return rl.extend(name, token, ttl).lock.extended; }};
+  Lease lease{ttl - redlock::drift(ttl), r.lock.sent, [&](Clock::time_point deadline) {
+                return rl.extend(name, token, ttl, deadline).lock.extended;
+              }};
   SuperviseOptions sup{opts.command,
                        {{"RCOORD_TOKEN", token},
                         {"RCOORD_FENCE", std::to_string(r.lock.fence)},
                         {"RCOORD_LOCK", name}},
-                       opts.kill_grace};
+                       opts.kill_grace,
+                       ctx.settings().timeout};
   Holding held = holding(rl, name, token);
   int code = run_supervised(ctx, held, sup, lease);
   if (code == kLost) return code;

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include "errors.hpp"
+#include "executable.hpp"
 #include "hold.hpp"
+#include "text.hpp"
 #include "token.hpp"
 #include "watch.hpp"
 
@@ -34,10 +36,11 @@ void to_json(nlohmann::ordered_json& j, const Status& r) {
 }
 std::string to_text(const Status& r) {
   // field: value lines with the JSON names; the holders list is one `holders:` line each.
-  std::string out = fmt::format("name: {}\nlimit: {}\nin_use: {}\nwaiting: {}\n", r.name, r.limit,
-                                r.in_use, r.waiting);
+  std::string out = fmt::format("name: {}\nlimit: {}\nin_use: {}\nwaiting: {}\n",
+                                escape_text(r.name), r.limit, r.in_use, r.waiting);
   for (const auto& h : r.holders) {
-    out += fmt::format("holders: {} permits={} ttl_ms={}\n", h.token, h.permits, h.ttl_ms);
+    out += fmt::format("holders: {} permits={} ttl_ms={}\n", escape_text(h.token), h.permits,
+                       h.ttl_ms);
   }
   return out;
 }
@@ -64,7 +67,7 @@ struct SemArgs {
   std::string wait;
   std::string token;
   int conflict_exit_code = kNo;
-  std::string kill_grace = "10s";
+  std::string kill_grace;  // empty: the default for the TTL
   std::string watch;
   std::vector<std::string> command;
 };
@@ -104,7 +107,7 @@ void note_full(Context& ctx, const semaphore::Taken& r, std::int64_t permits) {
 int run_take(Context& ctx, const SemArgs& a) {
   auto opts = take_options(a);
   auto r = take_or_abort(ctx, a, opts);
-  ctx.out().emit(r);
+  emit_taken(ctx, holding(ctx, a.name, opts.token), r);
   if (!r.acquired) note_full(ctx, r, opts.permits);
   return r.acquired ? kYes : kNo;
 }
@@ -138,11 +141,12 @@ int run_status(Context& ctx, const SemArgs& a) {
 }
 
 int run_run(Context& ctx, const SemArgs& a) {
-  Millis kill_grace = duration_or_throw("--kill-grace", a.kill_grace);
   if (a.command.empty()) {
     throw Error(kUsage, "sem run needs a command", "put it after --, e.g. -- ./job.sh");
   }
+  check_executable(a.command.front());  // before a permit is taken
   auto opts = take_options(a);
+  Millis kill_grace = run_kill_grace(ctx, a.kill_grace, opts.ttl);
   auto r = take_or_abort(ctx, a, opts);
   if (!r.acquired) {
     ctx.out().emit(r);  // JSON: the full object; text: nothing (stdout is the command's)
@@ -150,14 +154,16 @@ int run_run(Context& ctx, const SemArgs& a) {
     return a.conflict_exit_code;
   }
   Holding held = holding(ctx, a.name, r.token);
-  Lease lease{opts.ttl, [&] {
+  Lease lease{opts.ttl, r.sent, [&](std::chrono::steady_clock::time_point deadline) {
+                DeadlineCap bounded(ctx.conn(), deadline);
                 return semaphore::refresh(ctx.conn(), ctx.keys(), a.name, r.token, opts.ttl);
               }};
   SuperviseOptions sup{a.command,
                        {{"RCOORD_TOKEN", r.token},
                         {"RCOORD_SEM", a.name},
                         {"RCOORD_PERMITS", std::to_string(r.permits)}},
-                       kill_grace};
+                       kill_grace,
+                       ctx.settings().timeout};
   int code = run_supervised(ctx, held, sup, lease);
   if (code != kLost) give_back_quietly(ctx, held);
   return code;
@@ -172,10 +178,10 @@ void add_take_options(CLI::App* verb, SemArgs& a) {
   verb->add_option("--limit", a.limit, "How many permits exist (every user of NAME must agree)")
       ->required()
       ->type_name("N")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000'000}).description(""));
+      ->transform(decimal_in(1, 1'000'000'000));
   verb->add_option("--permits", a.permits, "Take K permits at once, all or none (default 1)")
       ->type_name("K")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000'000}).description(""));
+      ->transform(decimal_in(1, 1'000'000'000));
   verb->add_option("--ttl", a.ttl, "Lease of the permits (default 30s)")
       ->type_name("DURATION")
       ->check(kDurationCheck);
@@ -235,9 +241,10 @@ void add_sem(CLI::App& app, Context& ctx) {
   x->add_option("-E,--conflict-exit-code", run->conflict_exit_code,
                 "Exit code when no permit is free (default 1)")
       ->type_name("CODE")
-      ->check(CLI::Range(0, 255).description(""));
+      ->transform(decimal_in(0, 255));
   x->add_option("--kill-grace", run->kill_grace,
-                "On permit loss, SIGKILL the command this long after SIGTERM (default 10s)")
+                "On permit loss, SIGKILL the command this long after SIGTERM (default: 10s or "
+                "TTL/3, whichever is shorter)")
       ->type_name("DURATION")
       ->check(kDurationCheck);
   x->add_option("command", run->command, "The command and its arguments, after --")->required();

@@ -4,6 +4,7 @@
 
 #include "errors.hpp"
 #include "signals.hpp"
+#include "text.hpp"
 #include "watch.hpp"
 
 namespace rcoord::signaling {
@@ -54,7 +55,7 @@ std::string to_text(const Waited&) { return ""; }
 void to_json(nlohmann::ordered_json& j, const StatusView& r) { to_json(j, r.status); }
 std::string to_text(const StatusView& r) {
   if (!r.status.found) return "";
-  return fmt::format("name: {}\ncount: {}\n", r.status.name, r.status.count);
+  return fmt::format("name: {}\ncount: {}\n", escape_text(r.status.name), r.status.count);
 }
 
 }  // namespace rcoord::latch
@@ -232,7 +233,7 @@ void add_latch(CLI::App& app, Context& ctx) {
   i->add_option("--count", in->count, "The count to start from (0 or more)")
       ->required()
       ->type_name("N")
-      ->check(CLI::Range(std::int64_t{0}, kMaxCount).description(""));
+      ->transform(decimal_in(0, kMaxCount));
   i->add_option("--ttl", in->ttl, "Delete the latch this long after init (default: never)")
       ->type_name("DURATION")
       ->check(kDurationCheck);
@@ -244,7 +245,7 @@ void add_latch(CLI::App& app, Context& ctx) {
   d->add_option("name", dn->name, "Latch name")->required();
   d->add_option("--by", dn->by, "Count down by K (default 1)")
       ->type_name("K")
-      ->check(CLI::Range(std::int64_t{1}, kMaxCount).description(""));
+      ->transform(decimal_in(1, kMaxCount));
   d->footer("Example: rcoord latch down \"tests-$CI_PIPELINE_ID\"");
   on_parse(d, ctx, dn, run_down);
 

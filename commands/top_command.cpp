@@ -379,7 +379,7 @@ void add_top(CLI::App& app, Context& ctx) {
   auto args = std::make_shared<TopArgs>();
   auto* top = app.add_subcommand(
       "top", "Watch the objects rcoord keeps, full screen, most recently changed first");
-  top->add_option("pattern", args->pattern, "Glob of object names (default *)");
+  top->add_option("pattern", args->pattern, "Glob over whole object names (default *)");
   add_type_option(top, args->type);
   top->add_option("--interval", args->interval, "Refresh every DUR (default 1s, at least 100ms)")
       ->type_name("DURATION")

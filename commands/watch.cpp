@@ -1,5 +1,6 @@
 #include "watch.hpp"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -12,7 +13,8 @@
 namespace rcoord::cmd {
 
 void add_watch_option(CLI::App* verb, std::string& watch) {
-  verb->add_option("--watch", watch, "Show it again every DUR until interrupted (Ctrl-C)")
+  verb->add_option("--watch", watch,
+                   "Show it again every DUR (100ms or more) until interrupted (Ctrl-C)")
       ->type_name("DURATION")
       ->check(kDurationCheck);
 }
@@ -20,21 +22,24 @@ void add_watch_option(CLI::App* verb, std::string& watch) {
 int run_watched(Context& ctx, const std::string& watch, const std::function<int()>& once) {
   if (watch.empty()) return once();
   Millis every = duration_or_throw("--watch", watch);
-  if (every.count() <= 0) throw Error(kUsage, "--watch must be positive", "use e.g. --watch 1s");
+  // Faster than a screen can be read, it only loads the server (0.5ms was accepted once).
+  if (every < kMinWatch) {
+    throw Error(
+        kUsage,
+        fmt::format("--watch {} is too short: at least {}", watch, format_duration(kMinWatch)),
+        "use e.g. --watch 1s");
+  }
   const bool redraw = isatty(STDOUT_FILENO) != 0 && !ctx.out().quiet();
   signals::install();
   for (;;) {
     auto next = std::chrono::steady_clock::now() + every;
-    if (redraw) {
-      std::fputs("\033[H\033[2J", stdout);  // home, clear: redraw in place
-    }
+    if (redraw) ctx.out().write_raw("\033[H\033[2J");  // home, clear: redraw in place
     try {
       once();
     } catch (const Error& e) {
       if (e.code() == kInterrupted) return 0;
       throw;
     }
-    std::fflush(stdout);
     if (!signals::sleep_until(next)) return 0;
   }
 }

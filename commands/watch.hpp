@@ -11,6 +11,9 @@
 
 namespace rcoord::cmd {
 
+/// The shortest --watch interval: faster refreshes cannot be read, and only load the server.
+constexpr Millis kMinWatch{100};
+
 /// Adds `--watch DUR` to `verb`, storing the raw value in `watch`.
 void add_watch_option(CLI::App* verb, std::string& watch);
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <unordered_map>
 
 #include "errors.hpp"
 #include "lua_scripts.hpp"
@@ -16,6 +17,18 @@ namespace {
 constexpr std::string_view kType = "bloom";
 // Slots asked for ahead of the next batch: the batch size of the command layer.
 constexpr auto kGrantAhead = static_cast<std::int64_t>(kBatchSize);
+// Bit reads in one pipelined write of tests. A batch of items against one layer stays one
+// write; against a filter of many layers (up to 64, each with more hashes than the last) a
+// whole batch would be tens of megabytes, more than a busy server reads within --timeout,
+// so it goes out in pieces of about this many reads.
+constexpr std::size_t kMaxReadsPerWrite = std::size_t{1} << 17;
+
+// How many items whose bits are read in layers [from, to) of `layers` go in one write.
+std::size_t items_per_write(const std::vector<Layer>& layers, std::size_t from, std::size_t to) {
+  std::size_t reads = 0;
+  for (std::size_t i = from; i < to; ++i) reads += layers[i].hashes;
+  return std::max<std::size_t>(1, kMaxReadsPerWrite / std::max<std::size_t>(1, reads));
+}
 
 std::string layer_key(const Keys& keys, std::string_view name, std::size_t layer) {
   return keys.aux(kType, name, std::to_string(layer));
@@ -120,18 +133,26 @@ void check_options(const ReserveOptions& opts) {
 }  // namespace
 
 Sizing size_for(std::uint64_t capacity, double error_rate) {
-  const double ln2 = std::log(2.0);
+  // With k hashes and m bits, n items give a false-positive rate of (1 - e^(-kn/m))^k; it is
+  // at most p when m >= -k n / ln(1 - p^(1/k)). Of the two whole k around the real optimum
+  // log2(1/p), the one that needs fewer bits is taken, and m is sized for that k: the rate
+  // holds exactly, not only for the real optimum (rounding k alone would miss it by up to
+  // 12%, and every layer of a scalable filter would add its share).
   double n = static_cast<double>(std::max<std::uint64_t>(capacity, 1));
-  double m = std::ceil(-n * std::log(error_rate) / (ln2 * ln2));
-  Sizing s;
-  s.bits = m < 1 ? 1 : (m > 1e19 ? ~std::uint64_t{0} : static_cast<std::uint64_t>(m));
-  double k = std::ceil(m / n * ln2);
-  s.hashes = k < 1 ? 1 : (k > 64 ? 64 : static_cast<std::uint32_t>(k));
-  return s;
+  double ideal = -std::log2(error_rate);
+  Sizing best{~std::uint64_t{0}, 1};
+  for (double k : {std::floor(ideal), std::ceil(ideal)}) {
+    k = std::clamp(k, 1.0, 64.0);
+    double m = std::ceil(-k * n / std::log1p(-std::pow(error_rate, 1.0 / k)));
+    std::uint64_t bits = m < 1 ? 1 : (m > 1e19 ? ~std::uint64_t{0} : static_cast<std::uint64_t>(m));
+    if (bits < best.bits) best = {bits, static_cast<std::uint32_t>(k)};
+  }
+  return best;
 }
 
 Layer next_layer(const Meta& meta, std::size_t index) {
   Layer l;
+  if (index >= kMaxLayers) return l;  // bits stays 0: the filter is full
   double cap = static_cast<double>(meta.capacity) * std::pow(meta.expansion, index);
   double p = meta.error_rate * std::pow(kTightening, static_cast<double>(index));
   if (cap > 1e15 || p <= 0) return l;  // bits stays 0: it may not grow
@@ -156,15 +177,13 @@ bool decode_meta(const redisReply* type, const redisReply* all, const std::strin
   if (kind != "hash" || all->type != REDIS_REPLY_ARRAY) {
     throw foreign_key_error(key, fmt::format("a {} that is not an rcoord bloom filter", kind));
   }
-  std::vector<std::pair<std::string, std::string>> fields;
+  std::unordered_map<std::string, std::string> fields;
   for (std::size_t i = 0; i + 1 < all->elements; i += 2) {
-    fields.emplace_back(reply_string(all->element[i]), reply_string(all->element[i + 1]));
+    fields.emplace(reply_string(all->element[i]), reply_string(all->element[i + 1]));
   }
   auto get = [&](const std::string& f) -> const std::string* {
-    for (const auto& [k, v] : fields) {
-      if (k == f) return &v;
-    }
-    return nullptr;
+    auto it = fields.find(f);
+    return it == fields.end() ? nullptr : &it->second;
   };
   const std::string* layers = get("layers");
   if (layers == nullptr) throw foreign_key_error(key, "a hash that is not an rcoord bloom filter");
@@ -193,7 +212,9 @@ bool decode_meta(const redisReply* type, const redisReply* all, const std::strin
   meta.expansion = static_cast<std::uint32_t>(to_u64(need("expansion"), "expansion"));
   meta.items = to_i64(need("items"), "items");
   auto count = to_u64(*layers, "layers");
-  if (count < 1 || count > 64) {
+  // Versions before the layer cap let a filter grow one layer past it (then it could not be
+  // read): such a filter stays readable, and takes no more items.
+  if (count < 1 || count > kMaxLayers + 1) {
     throw Error(kServer, fmt::format("bloom filter {} has {} layers", key, count),
                 "the filter's hash was changed by hand; delete it and reserve it again");
   }
@@ -392,28 +413,30 @@ void Adder::complete(Batch& b) {
 void Adder::test_layers(Batch& b, std::vector<std::size_t>& candidates, std::size_t from,
                         std::size_t to) {
   if (from >= to || candidates.empty()) return;
-  out_.clear();
-  for (std::size_t c : candidates) {
-    for (std::size_t layer = from; layer < to; ++layer) {
-      const Layer& l = meta_.layers[layer];
-      append_header(out_, "BITFIELD_RO", layer_key(keys_, name_, layer), l.hashes);
-      for_each_position(b.hashes[c], l.bits, l.hashes, [&](std::uint64_t pos) {
-        out_ += "$3\r\nGET\r\n$2\r\nu1\r\n";
-        append_uint(out_, pos);
-      });
-    }
-  }
-  conn_.send_formatted(out_);
   std::vector<std::size_t> absent;
-  std::vector<bool> found(candidates.size(), false);
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    for (std::size_t layer = from; layer < to; ++layer) {
-      Reply r = conn_.receive();
-      if (all_ones(conn_, r, layer_key(keys_, name_, layer))) found[i] = true;
+  std::size_t per_write = items_per_write(meta_.layers, from, to);
+  for (std::size_t first = 0; first < candidates.size(); first += per_write) {
+    std::size_t last = std::min(candidates.size(), first + per_write);
+    out_.clear();
+    for (std::size_t i = first; i < last; ++i) {
+      for (std::size_t layer = from; layer < to; ++layer) {
+        const Layer& l = meta_.layers[layer];
+        append_header(out_, "BITFIELD_RO", layer_key(keys_, name_, layer), l.hashes);
+        for_each_position(b.hashes[candidates[i]], l.bits, l.hashes, [&](std::uint64_t pos) {
+          out_ += "$3\r\nGET\r\n$2\r\nu1\r\n";
+          append_uint(out_, pos);
+        });
+      }
     }
-  }
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    if (!found[i]) absent.push_back(candidates[i]);
+    conn_.send_formatted(out_);
+    for (std::size_t i = first; i < last; ++i) {
+      bool found = false;
+      for (std::size_t layer = from; layer < to; ++layer) {
+        Reply r = conn_.receive();
+        if (all_ones(conn_, r, layer_key(keys_, name_, layer))) found = true;
+      }
+      if (!found) absent.push_back(candidates[i]);
+    }
   }
   candidates.swap(absent);
 }
@@ -547,17 +570,18 @@ Tester::~Tester() {
 }
 
 void Tester::complete() {
-  done_.clear();
-  done_.resize(flight_.size());
+  std::size_t base = done_.size();
+  done_.resize(base + flight_.size());
   for (std::size_t i = 0; i < flight_.size(); ++i) {
-    done_[i].item = flight_[i];
+    done_[base + i].item = flight_[i];
     if (!in_flight_) continue;
     for (std::size_t layer = 0; layer < meta_.layers.size(); ++layer) {
       Reply r = conn_.receive();
-      if (all_ones(conn_, r, layer_keys_[layer])) done_[i].yes = true;
+      if (all_ones(conn_, r, layer_keys_[layer])) done_[base + i].yes = true;
     }
   }
   in_flight_ = false;
+  flight_.clear();
 }
 
 const std::vector<ItemResult>& Tester::test(const std::vector<std::string>& items) {
@@ -568,10 +592,15 @@ const std::vector<ItemResult>& Tester::test(const std::vector<std::string>& item
     }
     loaded_ = true;
   }
-  out_.clear();
-  if (exists_) {
-    for (const auto& item : items) {
-      Hash128 h = murmur3_128(item);
+  done_.clear();
+  // Each piece goes out while the server answers the one before; the last stays in flight.
+  std::size_t per_write = items_per_write(meta_.layers, 0, meta_.layers.size());
+  std::size_t first = 0;
+  do {
+    std::size_t last = std::min(items.size(), first + per_write);
+    out_.clear();
+    for (std::size_t i = first; exists_ && i < last; ++i) {
+      Hash128 h = murmur3_128(items[i]);
       for (std::size_t layer = 0; layer < meta_.layers.size(); ++layer) {
         const Layer& l = meta_.layers[layer];
         append_header(out_, "BITFIELD_RO", layer_keys_[layer], l.hashes);
@@ -581,19 +610,21 @@ const std::vector<ItemResult>& Tester::test(const std::vector<std::string>& item
         });
       }
     }
-  }
-  complete();
-  if (!out_.empty()) {
-    conn_.send_formatted(out_);
-    in_flight_ = true;
-  }
-  flight_ = items;
+    complete();
+    if (!out_.empty()) {
+      conn_.send_formatted(out_);
+      in_flight_ = true;
+    }
+    flight_.assign(items.begin() + static_cast<std::ptrdiff_t>(first),
+                   items.begin() + static_cast<std::ptrdiff_t>(last));
+    first = last;
+  } while (first < items.size());
   return done_;
 }
 
 const std::vector<ItemResult>& Tester::finish() {
+  done_.clear();
   complete();
-  flight_.clear();
   return done_;
 }
 

@@ -8,8 +8,9 @@
 ///
 /// Hash: MurmurHash3_x64_128 of the item's bytes, seed 0, gives h1 and h2; the k positions
 /// in a layer of m bits are pos_i = (h1 + i*h2 + (i^3 - i)/6) mod 2^64 mod m, i = 0..k-1
-/// (enhanced double hashing). Sizing: m = ceil(-n ln p / (ln 2)^2), k = ceil(m/n ln 2).
-/// Layer N has capacity n*expansion^N and error rate p/2^N.
+/// (enhanced double hashing). Sizing (size_for): k is floor or ceil of log2(1/p), whichever
+/// needs fewer bits, and m = ceil(-k n / ln(1 - p^(1/k))), so (1 - e^(-kn/m))^k <= p.
+/// Layer N has capacity n*expansion^N and error rate p/2^N; there are at most kMaxLayers.
 ///
 /// Adds: the client computes the positions and sets them with one BITFIELD per item, which
 /// is atomic and returns the old bits, so of two writers adding one item exactly one sees a
@@ -32,8 +33,13 @@ namespace rcoord::bloom {
 
 /// A layer holds at most 2^32 bits (512 MiB): BITFIELD offsets and Redis strings end there.
 constexpr std::uint64_t kMaxBits = std::uint64_t{1} << 32;
-/// Each new layer's error rate is the previous one's times this.
+/// Each new layer's error rate is the previous one's times this, so the rates of all layers
+/// add up to less than 2 x the reserved rate (p + p/2 + p/4 + ...), however many there are.
 constexpr double kTightening = 0.5;
+/// A filter has at most this many layers. A scalable filter whose newest layer is full at the
+/// cap (or whose next layer would pass kMaxBits) is full: adds are refused, as a nonscaling
+/// filter's are, while test and info go on working.
+constexpr std::size_t kMaxLayers = 64;
 /// The name of the hash scheme above, stored in the metadata (field `hash`).
 constexpr std::string_view kHashScheme = "murmur3-x64-128-edh";
 /// `bloom add` on a missing filter creates one with these.
@@ -47,7 +53,7 @@ struct Sizing {
   std::uint64_t bits = 0;
   std::uint32_t hashes = 0;
 };
-/// Bits and hash count for `capacity` items at `error_rate` (the standard formulas).
+/// Bits and hash count that keep `capacity` items at or below `error_rate` (see above).
 Sizing size_for(std::uint64_t capacity, double error_rate);
 
 /// Calls f(position) for the `hashes` positions of an item with hash `h` in `bits` bits.
@@ -135,6 +141,8 @@ class Adder {
   const std::vector<ItemResult>& add(const std::vector<std::string>& items);
   /// Completes the batch in flight and settles the item counts; returns its results.
   const std::vector<ItemResult>& finish();
+  /// The filter as last read (after the first add()): why it is full, when items were refused.
+  const Meta& meta() const { return meta_; }
 
  private:
   struct Grant {
@@ -241,7 +249,8 @@ std::vector<Args> layer_commands(const Keys& keys, std::string_view name, const 
 Info decode_info(const Keys& keys, std::string_view name, const Meta& meta,
                  std::span<const Reply> replies);
 
-/// The parameters layer `index` of `meta` would get; bits=0 when it would pass kMaxBits.
+/// The parameters layer `index` of `meta` would get; bits=0 when it may not be added (it
+/// would pass kMaxBits, or kMaxLayers).
 Layer next_layer(const Meta& meta, std::size_t index);
 
 }  // namespace rcoord::bloom

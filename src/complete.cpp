@@ -47,6 +47,14 @@ std::string term_of(const std::string& member, const std::string& key) {
 
 }  // namespace
 
+std::string lex_upper_bound(std::string_view prefix) {
+  std::string high(prefix);
+  while (!high.empty() && static_cast<unsigned char>(high.back()) == 0xFF) high.pop_back();
+  if (high.empty()) return "+";
+  high.back() = static_cast<char>(static_cast<unsigned char>(high.back()) + 1);
+  return "(" + high;
+}
+
 std::string member_of(std::string_view term) {
   std::string m = fold_case(term);
   m += '\0';
@@ -94,7 +102,9 @@ Suggestions suggest(Connection& conn, const Keys& keys, std::string_view index,
   Suggestions s;
   s.index = std::string(index);
   s.prefix = std::string(prefix);
-  Reply r = eval(conn, lua::kCompleteSuggest, ks, {fold_case(prefix), std::to_string(limit)});
+  std::string folded = fold_case(prefix);
+  Reply r = eval(conn, lua::kCompleteSuggest, ks,
+                 {folded, std::to_string(limit), lex_upper_bound(folded)});
   decode_suggest(r.get(), ks[0], s);
   return s;
 }

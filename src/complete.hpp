@@ -22,6 +22,12 @@ namespace rcoord::complete {
 /// Terms per EVALSHA of `complete add` (and per batch of stdin input).
 constexpr std::size_t kBatchSize = 500;
 
+/// The exclusive upper end, in ZRANGE BYLEX form, of the strings that start with `prefix`:
+/// `(` and the smallest string above them all (the prefix with its last byte that is not
+/// 0xFF raised by one, the 0xFF bytes after it dropped), or `+` when there is none (an empty
+/// prefix, or one of 0xFF bytes only). Byte order, as Redis compares.
+std::string lex_upper_bound(std::string_view prefix);
+
 /// The member of `term` in the index: its folded form, a NUL byte, the term itself.
 std::string member_of(std::string_view term);
 

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -9,6 +10,7 @@
 #include <cstring>
 
 #include "errors.hpp"
+#include "url.hpp"
 
 namespace rcoord {
 namespace {
@@ -79,7 +81,8 @@ class LineParser {
     for (char d : bare) {
       if ((std::isdigit(static_cast<unsigned char>(d)) == 0) && d != '-' && d != '+' && d != '.' &&
           d != '_') {
-        fail(fmt::format("'{}' is not a value: quote strings", bare));
+        // The value is shown masked: an unquoted `url = redis://:pw@host` lands here.
+        fail(fmt::format("'{}' is not a value: quote strings", mask_url(bare)));
       }
     }
     return bare;
@@ -154,35 +157,71 @@ ConfigValues parse_config(std::string_view text, std::string_view origin) {
   return values;
 }
 
-std::string read_small_file(const std::string& path, std::string_view what) {
+std::string format_size(std::size_t bytes) {
+  if (bytes >= (std::size_t{1} << 20) && bytes % (std::size_t{1} << 20) == 0) {
+    return fmt::format("{} MiB", bytes >> 20);
+  }
+  if (bytes >= 1024 && bytes % 1024 == 0) return fmt::format("{} KiB", bytes >> 10);
+  return fmt::format("{} bytes", bytes);
+}
+
+std::string read_small_file(const std::string& path, std::string_view what, std::size_t max_bytes,
+                            std::string_view hint, bool stdin_dash) {
   // POSIX read, not an ifstream: an ifstream opens a directory and then reads nothing, which
   // would pass for an empty file (an empty password, an empty config).
   auto fail = [&](int error) {
     return Error(kUsage, fmt::format("cannot read {} '{}': {}", what, path, std::strerror(error)),
                  "check the path and its permissions");
   };
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  auto too_large = [&] {
+    return Error(kUsage,
+                 fmt::format("{} '{}' is larger than {}", what, path, format_size(max_bytes)),
+                 std::string(hint));
+  };
+  bool from_stdin = stdin_dash && path == "-";
+  int fd = from_stdin ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw fail(errno);
+  auto close_fd = [&] {
+    if (!from_stdin) ::close(fd);
+  };
+  struct stat st {};
+  if (::fstat(fd, &st) == 0) {
+    // A regular file says its size: refuse a large one without reading it.
+    int error = S_ISDIR(st.st_mode) ? EISDIR : 0;
+    bool large = S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) > max_bytes;
+    if (error != 0 || large) {
+      close_fd();
+      if (error != 0) throw fail(error);
+      throw too_large();
+    }
+  }
   std::string text;
-  char buf[4096];
+  char buf[65536];
   for (;;) {
     ssize_t n = ::read(fd, buf, sizeof buf);
     if (n > 0) {
+      // A device or a pipe says nothing of its size: stop one byte past the limit.
+      if (text.size() + static_cast<std::size_t>(n) > max_bytes) {
+        close_fd();
+        throw too_large();
+      }
       text.append(buf, static_cast<std::size_t>(n));
     } else if (n == 0) {
       break;
     } else if (errno != EINTR) {
       int error = errno;
-      ::close(fd);
+      close_fd();
       throw fail(error);
     }
   }
-  ::close(fd);
+  close_fd();
   return text;
 }
 
 ConfigValues load_config(const std::string& path) {
-  return parse_config(read_small_file(path, "config file"), path);
+  return parse_config(read_small_file(path, "config file", kMaxConfigBytes,
+                                      "a config file holds a few option defaults; check --config"),
+                      path);
 }
 
 }  // namespace rcoord

@@ -45,6 +45,17 @@ bool is_auth_error(std::string_view msg) {
          starts_with(msg, "ERR invalid password") || starts_with(msg, "ERR AUTH");
 }
 
+// A server that wants a password answers every command with NOAUTH. Whatever the command
+// (a pipeline that decodes its own replies, a bloom stream), that is an authentication
+// failure: exit 3 with the hint, never a server error or an "unexpected reply".
+bool is_auth_reply(const Reply& r) {
+  return r && r->type == REDIS_REPLY_ERROR && is_auth_error(error_text(r.get()));
+}
+
+Error auth_error(const redisReply* r) {
+  return {kConnection, fmt::format("authentication required: {}", error_text(r)), kAuthHint};
+}
+
 void format_args(const Args& args, std::string& out) {
   std::vector<const char*> argv;
   std::vector<size_t> lens;
@@ -138,6 +149,8 @@ Connection::Connection(Connection&& other) noexcept
       io_error_(std::move(other.io_error_)),
       pending_wait_(other.pending_wait_),
       wait_replicas_(other.wait_replicas_),
+      request_sent_(other.request_sent_),
+      cap_(other.cap_),
       asked_(std::move(other.asked_)) {}
 
 Connection& Connection::operator=(Connection&& other) noexcept {
@@ -152,6 +165,8 @@ Connection& Connection::operator=(Connection&& other) noexcept {
     io_error_ = std::move(other.io_error_);
     pending_wait_ = other.pending_wait_;
     wait_replicas_ = other.wait_replicas_;
+    request_sent_ = other.request_sent_;
+    cap_ = other.cap_;
     asked_ = std::move(other.asked_);
   }
   return *this;
@@ -168,9 +183,30 @@ void Connection::close() {
   reader_ = nullptr;
 }
 
-void Connection::fail(const std::string& what, const std::string& hint) {
+void Connection::abort() {
+  if (fd_ >= 0) {
+    // RST instead of FIN: what our kernel still holds of a request we gave up on is dropped,
+    // so it cannot reach the server later (after a partition heals) and take something there.
+    linger rst{1, 0};
+    setsockopt(fd_, SOL_SOCKET, SO_LINGER, &rst, sizeof(rst));
+  }
   close();
+}
+
+void Connection::fail(const std::string& what, const std::string& hint) {
+  abort();
   throw Error(kConnection, what, hint);
+}
+
+Connection::Clock::time_point Connection::within(Millis wait) const {
+  auto now = Clock::now();
+  if (cap_ <= now) return cap_;
+  return wait >= std::chrono::duration_cast<Millis>(cap_ - now) ? cap_ : now + wait;
+}
+
+std::string Connection::waited(Clock::time_point until, std::string_view preposition) const {
+  if (until == cap_ && cap_ != Clock::time_point::max()) return "by its deadline";
+  return fmt::format("{} {}", preposition, format_duration(timeout_));
 }
 
 bool Connection::wait_for(short events, Clock::time_point deadline) {
@@ -187,7 +223,7 @@ bool Connection::wait_for(short events, Clock::time_point deadline) {
       fail(fmt::format("poll failed on {}: {}", endpoint_.describe(), std::strerror(errno)),
            kConnectHint);
     if (signals::wait_mask() != nullptr && signals::pending() != 0) {
-      close();  // a reply may be in flight; this socket cannot be reused
+      abort();  // a reply may be in flight; this socket cannot be reused
       throw Error(kInterrupted, fmt::format("interrupted by signal {}", signals::pending()));
     }
   }
@@ -251,8 +287,8 @@ void Connection::connect_socket(Clock::time_point deadline) {
            kConnectHint);
     }
     if (!wait_for(POLLOUT, deadline)) {
-      fail(fmt::format("cannot connect to {}: timed out after {}", endpoint_.describe(),
-                       format_duration(timeout_)),
+      fail(fmt::format("cannot connect to {}: timed out {}", endpoint_.describe(),
+                       waited(deadline, "after")),
            "check the address, or raise --timeout");
     }
     int err = 0;
@@ -310,7 +346,7 @@ bool Connection::handshake(Clock::time_point deadline) {
 
 void Connection::ensure_connected() {
   if (fd_ >= 0) return;
-  auto deadline = Clock::now() + timeout_;
+  auto deadline = within(timeout_);
   bool via_sentinel = !endpoint_.sentinel.sentinels.empty();
   for (;;) {
     if (via_sentinel) find_master(deadline);
@@ -429,8 +465,8 @@ void Connection::start_tls(Clock::time_point deadline) {
            "requires a client certificate");
     }
     if (!wait_for(wait, deadline)) {
-      fail(fmt::format("TLS handshake with {} timed out after {}", endpoint_.describe(),
-                       format_duration(timeout_)),
+      fail(fmt::format("TLS handshake with {} timed out {}", endpoint_.describe(),
+                       waited(deadline, "after")),
            "check that this port speaks TLS, or raise --timeout");
     }
   }
@@ -502,8 +538,8 @@ void Connection::write_all(std::string_view data, Clock::time_point deadline) {
     }
     if (io.wait != 0) {
       if (!wait_for(io.wait, deadline)) {
-        fail(fmt::format("timed out writing to {} after {}", endpoint_.describe(),
-                         format_duration(timeout_)),
+        fail(fmt::format("timed out writing to {} {}", endpoint_.describe(),
+                         waited(deadline, "after")),
              "the server may be paused or overloaded; raise --timeout");
       }
       continue;
@@ -538,8 +574,7 @@ Reply Connection::read_reply(Clock::time_point deadline) {
     if (Reply r = next_parsed()) return r;
     if (read_some()) continue;
     if (!wait_for(pending_wait_, deadline)) {
-      fail(fmt::format("no reply from {} within {}", endpoint_.describe(),
-                       format_duration(timeout_)),
+      fail(fmt::format("no reply from {} {}", endpoint_.describe(), waited(deadline, "within")),
            "the server may be paused or overloaded; raise --timeout");
     }
   }
@@ -577,7 +612,7 @@ Reply Connection::receive(Millis block) {
     throw Error(kConnection, fmt::format("not connected to {}", endpoint_.describe()),
                 "subscribe before waiting for messages");
   }
-  auto deadline = Clock::now() + block;
+  auto deadline = within(block);
   for (;;) {
     if (Reply r = next_parsed()) return r;
     // Read before polling: a TLS session may hold decrypted bytes the socket no longer shows.
@@ -591,14 +626,19 @@ std::vector<Reply> Connection::pipeline(const std::vector<Args>& commands) {
 }
 
 std::vector<Reply> Connection::exchange(const std::vector<Args>& commands, Millis extra) {
+  request_sent_ = false;
   ensure_connected();
   std::string out;
   for (const auto& cmd : commands) format_args(cmd, out);
-  write_all(out, Clock::now() + timeout_);
-  auto deadline = Clock::now() + extra + timeout_;
+  request_sent_ = true;
+  write_all(out, within(timeout_));
+  auto deadline = within(extra + timeout_);
   std::vector<Reply> replies;
   replies.reserve(commands.size());
   for (std::size_t i = 0; i < commands.size(); ++i) replies.push_back(read_reply(deadline));
+  for (const auto& r : replies) {
+    if (is_auth_reply(r)) throw auth_error(r.get());
+  }
   return replies;
 }
 
@@ -630,6 +670,7 @@ std::vector<Reply> Connection::routed(const std::vector<Args>& commands, Millis 
       asking.push_back(cmd);
     }
     asked_ = std::make_unique<Connection>(std::move(target), timeout_);
+    asked_->set_deadline(cap_);
     auto answers = asked_->exchange(asking, extra);
     replies.clear();
     for (std::size_t i = 1; i < answers.size(); i += 2) replies.push_back(std::move(answers[i]));
@@ -644,12 +685,18 @@ std::vector<Reply> Connection::routed(const std::vector<Args>& commands, Millis 
 void Connection::send_formatted(std::string_view resp) {
   asked_.reset();  // these writes go to this node, whatever served the last command
   ensure_connected();
-  write_all(resp, Clock::now() + timeout_);
+  request_sent_ = true;
+  write_all(resp, within(timeout_));
 }
 
 Reply Connection::receive() {
   if (fd_ < 0) throw Error(kConnection, "no reply pending: the connection was closed");
-  return read_reply(Clock::now() + timeout_);
+  Reply r = read_reply(within(timeout_));
+  if (is_auth_reply(r)) {
+    close();  // the replies still on the way are refused too
+    throw auth_error(r.get());
+  }
+  return r;
 }
 
 void Connection::await_replicas() {
@@ -662,11 +709,16 @@ void Connection::await_replicas() {
     return;
   }
   ensure_connected();
+  // WAIT itself takes up to the timeout (or what is left before the deadline); its reply
+  // gets one more timeout to arrive.
+  Millis wait = timeout_;
+  if (cap_ != Clock::time_point::max()) {
+    wait = std::clamp(std::chrono::duration_cast<Millis>(cap_ - Clock::now()), Millis(1), wait);
+  }
   std::string out;
-  format_args({"WAIT", std::to_string(wait_replicas_), std::to_string(timeout_.count())}, out);
-  write_all(out, Clock::now() + timeout_);
-  // WAIT itself takes up to the timeout; its reply gets one more timeout to arrive.
-  Reply r = read_reply(Clock::now() + 2 * timeout_);
+  format_args({"WAIT", std::to_string(wait_replicas_), std::to_string(wait.count())}, out);
+  write_all(out, within(timeout_));
+  Reply r = read_reply(within(2 * timeout_));
   check_reply(r, "WAIT");
   std::int64_t acked = reply_integer(r.get());
   if (acked < wait_replicas_) {

@@ -5,6 +5,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -90,6 +91,15 @@ class Connection {
   void close();
   bool connected() const { return fd_ >= 0; }
 
+  /// Whether the last command (or stream write) went out, in part or whole: when its reply
+  /// then fails to come, the server may have run it. False when connecting failed first.
+  bool request_sent() const { return request_sent_; }
+
+  /// No connect, write or read waits past `deadline` (a renewal must not outlast the moment
+  /// its command has to be stopped); time_point::max() lifts it. See DeadlineCap.
+  void set_deadline(std::chrono::steady_clock::time_point deadline) { cap_ = deadline; }
+  std::chrono::steady_clock::time_point deadline() const { return cap_; }
+
   /// With N > 0, await_replicas() asks for N replica acknowledgements (--wait-replicas).
   void set_wait_replicas(int n) { wait_replicas_ = n; }
   int wait_replicas() const { return wait_replicas_; }
@@ -128,6 +138,15 @@ class Connection {
   Io tls_outcome(int rc);
   /// Waits for `events` on the socket until `deadline`; false on timeout.
   bool wait_for(short events, Clock::time_point deadline);
+  /// now + `wait`, or the deadline set by set_deadline() when that comes first.
+  Clock::time_point within(Millis wait) const;
+  /// "within 2s" (`preposition` and the timeout), or "by its deadline" when set_deadline()
+  /// cut the wait that ended at `until` short.
+  std::string waited(Clock::time_point until, std::string_view preposition) const;
+  /// Closes the socket abortively (RST): a request still queued in our kernel is discarded,
+  /// never delivered after we gave up on it.
+  void abort();
+  /// abort(), then throws Error(kConnection).
   [[noreturn]] void fail(const std::string& what, const std::string& hint);
   /// One write of `commands`, then their replies; a reply may take `extra` longer than the
   /// I/O timeout (blocking commands).
@@ -144,6 +163,8 @@ class Connection {
   std::string io_error_;    ///< why the last transfer failed (errno or TLS text)
   short pending_wait_ = 0;  ///< what read_some() found it must wait for
   int wait_replicas_ = 0;
+  bool request_sent_ = false;
+  Clock::time_point cap_ = Clock::time_point::max();
   /// The node that served the last command through an ASK redirect (its write is there, so
   /// its WAIT must be too); reset by the next command.
   std::unique_ptr<Connection> asked_;
@@ -163,6 +184,22 @@ class ReplicaWaitSuspended {
  private:
   Connection& conn_;
   int saved_;
+};
+
+/// While alive, `conn` waits for nothing past `deadline` (or an earlier deadline already set).
+class DeadlineCap {
+ public:
+  DeadlineCap(Connection& conn, std::chrono::steady_clock::time_point deadline)
+      : conn_(conn), saved_(conn.deadline()) {
+    conn_.set_deadline(std::min(saved_, deadline));
+  }
+  ~DeadlineCap() { conn_.set_deadline(saved_); }
+  DeadlineCap(const DeadlineCap&) = delete;
+  DeadlineCap& operator=(const DeadlineCap&) = delete;
+
+ private:
+  Connection& conn_;
+  std::chrono::steady_clock::time_point saved_;
 };
 
 /// Appends one command in RESP form (`*N` then `$len` bulk strings) to `out`.

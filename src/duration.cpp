@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <string>
 
@@ -24,17 +27,21 @@ std::optional<std::int64_t> unit_millis(std::string_view unit) {
   return std::nullopt;
 }
 
-// One `<number>[.<fraction>]<unit>` part; advances `pos`, reports the unit's size.
+// One `<number>[.<fraction>]<unit>` part; advances `pos`, reports the unit's size. A number
+// too large for any duration (more than 18 digits once leading zeros are gone) is +infinity,
+// so the caller can tell "too long" from "malformed".
 std::optional<double> parse_part(std::string_view text, std::size_t& pos, bool& had_unit,
                                  std::int64_t& unit_size) {
   std::size_t start = pos;
   while (pos < text.size() && (std::isdigit(static_cast<unsigned char>(text[pos])) != 0)) ++pos;
+  std::size_t integer_end = pos;
   if (pos < text.size() && text[pos] == '.') {
     ++pos;
     while (pos < text.size() && (std::isdigit(static_cast<unsigned char>(text[pos])) != 0)) ++pos;
   }
+  std::size_t number_end = pos;
   std::string number(text.substr(start, pos - start));
-  if (number.empty() || number == "." || number.size() > 18) return std::nullopt;
+  if (number.empty() || number == ".") return std::nullopt;
   std::size_t unit_start = pos;
   while (pos < text.size() && (std::isalpha(static_cast<unsigned char>(text[pos])) != 0)) ++pos;
   std::string_view unit = text.substr(unit_start, pos - unit_start);
@@ -42,13 +49,17 @@ std::optional<double> parse_part(std::string_view text, std::size_t& pos, bool& 
   auto scale = unit_millis(unit);
   if (!scale) return std::nullopt;
   unit_size = *scale;
+  std::string_view integer = text.substr(start, integer_end - start);
+  while (integer.size() > 1 && integer.front() == '0') integer.remove_prefix(1);
+  if (number_end - integer_end > 19) return std::nullopt;  // a fraction of more than 18 digits
+  if (integer.size() > 18) return std::numeric_limits<double>::infinity();
   return std::stod(number) * static_cast<double>(*scale);
 }
 
-}  // namespace
+enum class Parsed { kOk, kMalformed, kTooLong };
 
-std::optional<Millis> parse_duration(std::string_view text) {
-  if (text.empty()) return std::nullopt;
+Parsed parse_total(std::string_view text, Millis& out) {
+  if (text.empty()) return Parsed::kMalformed;
   double total = 0;
   std::size_t pos = 0;
   int parts = 0;
@@ -57,16 +68,30 @@ std::optional<Millis> parse_duration(std::string_view text) {
     bool had_unit = false;
     std::int64_t unit = 0;
     auto part = parse_part(text, pos, had_unit, unit);
-    if (!part) return std::nullopt;
+    if (!part) return Parsed::kMalformed;
     // A bare number stands alone; combined parts go largest unit first (`1h30m`, not `30m1h`).
-    if (!had_unit && (parts > 0 || pos < text.size())) return std::nullopt;
-    if (unit >= previous_unit) return std::nullopt;
+    if (!had_unit && (parts > 0 || pos < text.size())) return Parsed::kMalformed;
+    if (unit >= previous_unit) return Parsed::kMalformed;
     previous_unit = unit;
     total += *part;
     ++parts;
   }
-  if (total > static_cast<double>(kMaxMillis)) return std::nullopt;
-  return Millis(std::llround(total));  // total is 0..kMaxMillis: llround cannot overflow
+  if (total > static_cast<double>(kMaxMillis)) return Parsed::kTooLong;
+  out = Millis(std::llround(total));  // total is 0..kMaxMillis: llround cannot overflow
+  return Parsed::kOk;
+}
+
+}  // namespace
+
+std::optional<Millis> parse_duration(std::string_view text) {
+  Millis d{0};
+  if (parse_total(text, d) != Parsed::kOk) return std::nullopt;
+  return d;
+}
+
+bool duration_too_long(std::string_view text) {
+  Millis d{0};
+  return parse_total(text, d) == Parsed::kTooLong;
 }
 
 std::optional<Millis> parse_wait(std::string_view text) {
@@ -74,8 +99,18 @@ std::optional<Millis> parse_wait(std::string_view text) {
   return parse_duration(text);
 }
 
+namespace {
+
+[[noreturn]] void too_long(std::string_view option, std::string_view text) {
+  throw Error(kUsage, fmt::format("{} '{}' is too long", option, text),
+              "give at most 10 years (87600h)");
+}
+
+}  // namespace
+
 Millis duration_or_throw(std::string_view option, std::string_view text) {
   auto d = parse_duration(text);
+  if (!d && duration_too_long(text)) too_long(option, text);
   if (!d) {
     throw Error(kUsage, fmt::format("bad {} '{}'", option, text),
                 "use a duration such as 250ms, 30s, 5m, 1h30m or a number of seconds");
@@ -85,6 +120,7 @@ Millis duration_or_throw(std::string_view option, std::string_view text) {
 
 Millis wait_or_throw(std::string_view option, std::string_view text) {
   auto d = parse_wait(text);
+  if (!d && duration_too_long(text)) too_long(option, text);
   if (!d) {
     throw Error(kUsage, fmt::format("bad {} '{}'", option, text),
                 "use a duration such as 500ms, 10s, 5m, or 'forever'");
@@ -120,6 +156,47 @@ Rate rate_or_throw(std::string_view option, std::string_view text) {
                 "use N/PERIOD such as 10/s, 100/m, 5/h or 100/10s");
   }
   return *r;
+}
+
+bool is_decimal(std::string_view text) {
+  if (!text.empty() && text.front() == '-') text.remove_prefix(1);
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c)) != 0;
+  });
+}
+
+std::optional<std::int64_t> parse_decimal(std::string_view text) {
+  if (!is_decimal(text)) return std::nullopt;
+  std::int64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, 10);
+  if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+std::optional<double> parse_decimal_real(std::string_view text) {
+  // [-]digits[.digits][e[+-]digits], at least one digit before the exponent.
+  std::size_t pos = 0;
+  auto digits = [&] {
+    std::size_t start = pos;
+    while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos])) != 0) ++pos;
+    return pos - start;
+  };
+  if (pos < text.size() && text[pos] == '-') ++pos;
+  std::size_t mantissa = digits();
+  if (pos < text.size() && text[pos] == '.') {
+    ++pos;
+    mantissa += digits();
+  }
+  if (mantissa == 0) return std::nullopt;
+  if (pos < text.size() && (text[pos] == 'e' || text[pos] == 'E')) {
+    ++pos;
+    if (pos < text.size() && (text[pos] == '+' || text[pos] == '-')) ++pos;
+    if (digits() == 0) return std::nullopt;
+  }
+  if (pos != text.size()) return std::nullopt;
+  double value = std::strtod(std::string(text).c_str(), nullptr);
+  if (!std::isfinite(value)) return std::nullopt;
+  return value;
 }
 
 std::string format_duration(Millis d) {

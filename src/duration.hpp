@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace rcoord {
@@ -15,10 +16,15 @@ using Millis = std::chrono::milliseconds;
 /// nullopt for anything else (empty, negative, spaces, unknown unit, overflow).
 std::optional<Millis> parse_duration(std::string_view text);
 
+/// Whether parse_duration refuses `text` only for being longer than its limit (10 years),
+/// so a message can say "too long" rather than "bad duration".
+bool duration_too_long(std::string_view text);
+
 /// Like parse_duration, but also accepts `forever` (Millis::max()).
 std::optional<Millis> parse_wait(std::string_view text);
 
-/// Parses a duration or throws Error(kUsage) naming the option and the value.
+/// Parses a duration or throws Error(kUsage) naming the option and the value (and saying
+/// "too long" for a duration past the limit).
 Millis duration_or_throw(std::string_view option, std::string_view text);
 Millis wait_or_throw(std::string_view option, std::string_view text);
 
@@ -32,6 +38,19 @@ struct Rate {
 /// Parses `N/s`, `N/m`, `N/h`, `N/DUR` (`100/10s`). A bare number has no period: nullopt.
 std::optional<Rate> parse_rate(std::string_view text);
 Rate rate_or_throw(std::string_view option, std::string_view text);
+
+/// Parses a whole number written in decimal: digits with an optional leading '-'. Leading
+/// zeros are decimal (`010` is ten), as in durations. nullopt for anything else: `+5`,
+/// spaces, `0x10`, `1e3`, `1.0`, or a value outside int64.
+std::optional<std::int64_t> parse_decimal(std::string_view text);
+
+/// Whether `text` is all decimal digits with an optional leading '-' (so a value that
+/// parse_decimal refuses is too large rather than malformed).
+bool is_decimal(std::string_view text);
+
+/// Parses a real number written in decimal: `0.01`, `.5`, `-2`, `1e-3`. nullopt for hex
+/// (`0x1p-3`), `inf`, `nan`, spaces and anything else.
+std::optional<double> parse_decimal_real(std::string_view text);
 
 /// Prints a duration back in the shortest exact form (`1500ms`, `90s`, `2m`).
 std::string format_duration(Millis d);

@@ -102,6 +102,7 @@ Campaign campaign(Connection& conn, const Keys& keys, std::string_view name,
   auto start = Clock::now();
   Millis backoff = kFirstBackoff;
   for (;;) {
+    result.sent = Clock::now();
     Reply r = eval_taking(conn, lua::kElectCampaign, script_keys, args, [&] {
       ResignOptions give_back;
       give_back.id = opts.id;
@@ -115,8 +116,8 @@ Campaign campaign(Connection& conn, const Keys& keys, std::string_view name,
     if (left.count() <= 0) return result;
     // Sleep until a resignation pushes a wake-up, the leader's lease runs out, or the fallback.
     Millis leader_left = result.ttl_ms > 0 ? Millis(result.ttl_ms) : backoff;
-    Millis block = std::min({left, jittered(std::min(leader_left, backoff))});
-    block = std::max(block, Millis(1));
+    Millis block = waiting::cap_block(std::min({left, jittered(std::min(leader_left, backoff))}),
+                                      conn.timeout());
     conn.command_blocking({"BLPOP", wake_key, block_seconds(block)}, block);
     backoff = std::min(backoff * 2, kMaxBackoff);
   }

@@ -8,6 +8,7 @@
 /// to and waiting candidates BLPOP. Changes of leader are published on the channel
 /// `…:changes`.
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -40,6 +41,8 @@ struct Campaign {
   std::int64_t ttl_ms = 0;  ///< our lease when leader; the current leader's remaining when not
   std::int64_t waited_ms = 0;
   std::string leader_id;  ///< who leads (== id when leader)
+  /// When the request that took it was sent (not printed): its lease counts from there.
+  std::chrono::steady_clock::time_point sent{};
 };
 
 /// Becomes leader of `name`, waiting up to opts.wait; a waiting candidate sleeps in BLPOP

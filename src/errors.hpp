@@ -8,13 +8,15 @@ namespace rcoord {
 
 /// Exit codes a shell script can rely on (SPEC §2).
 enum Exit : int {
-  kYes = 0,            ///< acquired, allowed, released, present, done
-  kNo = 1,             ///< busy, denied, not the holder, absent, timed out waiting
-  kUsage = 2,          ///< bad flag, duration, rate, URL, missing argument
-  kConnection = 3,     ///< unreachable, I/O timeout, authentication failure, no quorum
-  kServer = 4,         ///< WRONGTYPE, script error, key holds another primitive
-  kLost = 5,           ///< a lock held by `run` was lost while the child ran
-  kInterrupted = 130,  ///< SIGINT/SIGTERM while waiting, before any child ran (128+SIGINT)
+  kYes = 0,              ///< acquired, allowed, released, present, done
+  kNo = 1,               ///< busy, denied, not the holder, absent, timed out waiting
+  kUsage = 2,            ///< bad flag, duration, rate, URL, missing argument
+  kConnection = 3,       ///< unreachable, I/O timeout, authentication failure, no quorum
+  kServer = 4,           ///< WRONGTYPE, script error, key holds another primitive
+  kLost = 5,             ///< a lock held by `run` was lost while the child ran
+  kCannotExecute = 126,  ///< a `run` form's command exists but cannot be executed (as a shell)
+  kNotFound = 127,       ///< a `run` form's command cannot be found (as a shell)
+  kInterrupted = 130,    ///< SIGINT/SIGTERM while waiting, before any child ran (128+SIGINT)
 };
 
 /// The one exception type of rcoord. what() says what failed; hint() says what to do.

@@ -17,6 +17,7 @@
 #include "queue.hpp"
 #include "script.hpp"
 #include "semaphore.hpp"
+#include "text.hpp"
 
 namespace rcoord::inventory {
 namespace {
@@ -356,7 +357,9 @@ bool known_type(std::string_view type) {
 }
 
 // One SCAN walk over the keys of the node `node` is on; the states of the objects found are
-// read there too (their keys are there), a batch at a time.
+// read there too (their keys are there), a batch at a time. SCAN's MATCH only narrows the
+// walk: its `*` for the type can swallow part of a name (`{*:fence}` matches the lock
+// `a:fence`), so each name found is matched against the pattern again, whole.
 void scan_node(Connection& node, const Keys& keys, const Query& query, const std::string& match,
                std::set<std::string>& seen, std::size_t& found,
                const std::function<void(const Object&)>& each) {
@@ -382,6 +385,7 @@ void scan_node(Connection& node, const Keys& keys, const Query& query, const std
       std::string name;
       if (!parse_key(reply_string(page->element[i]), keys.prefix(), type, name)) continue;
       if (!known_type(type)) continue;
+      if (!query.pattern.empty() && !glob_match(query.pattern, name)) continue;
       if (!seen.insert(type + '\0' + name).second) continue;
       if (query.states) {
         batch.push_back(probe_for(keys, std::move(type), std::move(name)));

@@ -71,6 +71,7 @@ Acquired acquire(Connection& conn, const Keys& keys, std::string_view name,
 
   auto start = Clock::now();
   for (;;) {
+    result.sent = Clock::now();
     Reply r = eval_taking(conn, script, k, args, [&] { release(conn, keys, name, token); });
     result.waited_ms = since(start).count();
     if (element_integer(r.get(), 0) == 1) {
@@ -89,7 +90,8 @@ Acquired acquire(Connection& conn, const Keys& keys, std::string_view name,
     }
     // Sleep until a release wakes us, the holder's lease runs out, or the heartbeat is due.
     Millis holder_left = result.ttl_ms > 0 ? jittered(Millis(result.ttl_ms)) : kHeartbeat;
-    Millis block = std::max(std::min({left, holder_left, jittered(kHeartbeat)}), Millis(1));
+    Millis block =
+        waiting::cap_block(std::min({left, holder_left, jittered(kHeartbeat)}), conn.timeout());
     conn.command_blocking({"BLPOP", wake_key, block_seconds(block)}, block);
   }
 }

@@ -8,6 +8,7 @@
 /// `…:rfence` hash reader -> fence; `…:writers` / `…:rwait` zsets of waiting writers /
 /// readers -> heartbeat deadline; `…:rwake:<token>` one waiting reader's wake-up list.
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -35,6 +36,8 @@ struct Acquired {
   std::int64_t ttl_ms = 0;  ///< our TTL when acquired; the holder's remaining TTL when busy
   std::int64_t fence = 0;
   std::int64_t waited_ms = 0;
+  /// When the request that took it was sent (not printed): its lease counts from there.
+  std::chrono::steady_clock::time_point sent{};
 };
 
 /// Takes `name`, waiting up to opts.wait; a waiter sleeps in BLPOP on a wake list and is

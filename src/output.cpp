@@ -3,8 +3,13 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+
+#include "text.hpp"
+#include "url.hpp"
 
 namespace rcoord {
 namespace {
@@ -15,40 +20,40 @@ bool stderr_colour() {
 }
 
 // A message quotes names and values the user gave (a name may hold a newline or an escape
-// sequence): control bytes are shown escaped, so a message stays one line and cannot drive
-// the terminal.
-std::string escape_controls(std::string_view line) {
-  std::string out;
-  out.reserve(line.size());
-  for (char c : line) {
-    auto byte = static_cast<unsigned char>(c);
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (byte < 0x20 || byte == 0x7f) {
-      out += fmt::format("\\x{:02x}", byte);
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
+// sequence): they are shown escaped (escape_text), so a message stays one line and cannot
+// drive the terminal.
 void write_stderr(std::string_view prefix_colour, std::string_view line) {
   std::string out;
   if (stderr_colour()) {
     out += prefix_colour;
-    out += escape_controls(line);
+    out += escape_text(line);
     out += "\033[0m";
   } else {
-    out += escape_controls(line);
+    out += escape_text(line);
   }
   out += '\n';
   std::fwrite(out.data(), 1, out.size(), stderr);
 }
 
+// Writes all of `bytes` to stdout and flushes, or throws OutputError.
+void write_stdout(std::string_view bytes) {
+  int err = 0;
+  if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size()) {
+    err = errno;
+  }
+  if (std::fflush(stdout) != 0 && err == 0) err = errno;
+  if (err == 0 && std::ferror(stdout) != 0) err = EIO;  // failed earlier, reason gone
+  if (err != 0) throw OutputError(err);
+}
+
 }  // namespace
+
+OutputError::OutputError(int err)
+    : Error(kConnection, fmt::format("cannot write the result to stdout: {}", std::strerror(err)),
+            "check where stdout goes: a full disk, a closed descriptor"),
+      err_(err) {}
+
+bool OutputError::broken_pipe() const { return err_ == EPIPE; }
 
 std::string dump_json(const nlohmann::ordered_json& j) {
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
@@ -58,21 +63,23 @@ void Printer::write_json(const nlohmann::ordered_json& j) const {
   if (quiet_) return;
   std::string line = dump_json(j);
   line += '\n';
-  std::fwrite(line.data(), 1, line.size(), stdout);
-  std::fflush(stdout);
+  write_stdout(line);
 }
 
 void Printer::write_text(std::string_view text) const {
   if (quiet_ || text.empty()) return;
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  if (text.back() != '\n') std::fputc('\n', stdout);
-  std::fflush(stdout);
+  if (text.back() == '\n') {
+    write_stdout(text);
+  } else {
+    std::string line(text);
+    line += '\n';
+    write_stdout(line);
+  }
 }
 
 void Printer::write_raw(std::string_view bytes) const {
   if (quiet_ || bytes.empty()) return;
-  std::fwrite(bytes.data(), 1, bytes.size(), stdout);
-  std::fflush(stdout);
+  write_stdout(bytes);
 }
 
 void Printer::note(std::string_view line) {
@@ -80,8 +87,12 @@ void Printer::note(std::string_view line) {
   write_stderr("\033[33m", line);
 }
 
-void Printer::warn(std::string_view line) { write_stderr("\033[33m", line); }
+// Warnings and errors may quote a URL (a value the user gave): its password never shows.
+void Printer::warn(std::string_view line) { write_stderr("\033[33m", mask_urls_in(line)); }
 
-void Printer::error(const Error& e) { write_stderr("\033[31m", format_error(e)); }
+void Printer::error(const Error& e) {
+  // The hint is rcoord's own text (it may show a URL template): only what() is masked.
+  write_stderr("\033[31m", format_error(Error(e.code(), mask_urls_in(e.what()), e.hint())));
+}
 
 }  // namespace rcoord

@@ -12,6 +12,18 @@ namespace rcoord {
 
 enum class Format { kText, kJson };
 
+/// stdout could not take a result: a full disk, a closed stdout, a reader that went away.
+/// Exit 3 with one line; when the reader went away (EPIPE), 141 and no message, as the
+/// default SIGPIPE would end it (rcoord ignores SIGPIPE so that a take is given back first).
+class OutputError : public Error {
+ public:
+  explicit OutputError(int err);
+  bool broken_pipe() const;
+
+ private:
+  int err_;
+};
+
 class Printer {
  public:
   Printer() = default;
@@ -37,7 +49,8 @@ class Printer {
   }
 
   /// One JSON object on its own line (flushed: lines are consumed as a stream). Nothing
-  /// with -q, like everything written to stdout.
+  /// with -q, like everything written to stdout. Every write to stdout throws OutputError
+  /// when stdout does not take it (a result nobody can read is no result).
   void write_json(const nlohmann::ordered_json& j) const;
   /// Text as is (a trailing newline is added when missing). Nothing for empty text.
   void write_text(std::string_view text) const;

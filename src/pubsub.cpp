@@ -12,9 +12,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// How long a subscribed connection may stay silent before we check that it still works.
-constexpr Millis kHealthInterval{30'000};
-
 std::string element_string(const redisReply* r, std::size_t i) {
   if (r->elements <= i) return {};
   const redisReply* e = r->element[i];
@@ -33,23 +30,32 @@ Clock::time_point deadline_after(std::optional<Millis> wait) {
 }
 
 Subscriber::Subscriber(Endpoint endpoint, Millis io_timeout)
-    : conn_(std::move(endpoint), io_timeout), quiet_since_(Clock::now()) {}
+    : conn_(std::move(endpoint), io_timeout), heard_at_(Clock::now()) {}
+
+void Subscriber::no_answer() {
+  conn_.close();
+  throw Error(kConnection,
+              fmt::format("no reply from {} within {}", conn_.endpoint().describe(),
+                          format_duration(conn_.timeout())),
+              "the server may be paused, overloaded or unreachable; raise --timeout");
+}
 
 Reply Subscriber::reply_in_time() {
   Reply r = conn_.receive(conn_.timeout());
-  if (!r) {
-    conn_.close();
-    throw Error(kConnection,
-                fmt::format("no reply from {} within {}", conn_.endpoint().describe(),
-                            format_duration(conn_.timeout())),
-                "the server may be paused or overloaded; raise --timeout");
-  }
+  if (!r) no_answer();
   return r;
+}
+
+void Subscriber::send_ping() {
+  std::string out;
+  append_command(out, {"PING"});
+  conn_.send_formatted(out);
+  if (pings_outstanding_++ == 0) ping_sent_at_ = Clock::now();
 }
 
 Subscriber::Kind Subscriber::take(Reply r, long long& count) {
   check_reply(r, "SUBSCRIBE");
-  quiet_since_ = Clock::now();
+  heard_at_ = Clock::now();
   if (r->type != REDIS_REPLY_ARRAY || r->elements < 2) {
     throw Error(kServer, "unexpected reply on a subscribed connection");
   }
@@ -58,7 +64,10 @@ Subscriber::Kind Subscriber::take(Reply r, long long& count) {
     queue_.push_back({element_string(r.get(), 1), element_string(r.get(), 2)});
     return Kind::kMessage;
   }
-  if (kind == "pong") return Kind::kPong;
+  if (kind == "pong") {
+    if (pings_outstanding_ > 0 && --pings_outstanding_ > 0) ping_sent_at_ = heard_at_;
+    return Kind::kPong;
+  }
   if ((kind == "subscribe" || kind == "unsubscribe") && r->elements == 3) {
     count = r->element[2]->type == REDIS_REPLY_INTEGER ? r->element[2]->integer : 0;
     return kind == "subscribe" ? Kind::kSubscribe : Kind::kUnsubscribe;
@@ -138,20 +147,16 @@ std::vector<Subscriber::Elsewhere> Subscriber::subscribe_routed(
 }
 
 std::vector<Message> Subscriber::sync() {
-  Reply r = conn_.command_raw({"PING"});
-  for (;;) {
+  // Our PING is answered after every message published before it, and after the PINGs
+  // already under way: once none is outstanding, everything before it is in the queue.
+  send_ping();
+  while (pings_outstanding_ > 0) {
     long long count = 0;
-    if (take(std::move(r), count) == Kind::kPong) break;
-    r = reply_in_time();
+    take(reply_in_time(), count);
   }
   std::vector<Message> out(queue_.begin(), queue_.end());
   queue_.clear();
   return out;
-}
-
-void Subscriber::check_health() {
-  auto messages = sync();
-  queue_.insert(queue_.end(), messages.begin(), messages.end());
 }
 
 std::optional<Message> Subscriber::next(Millis block) {
@@ -164,12 +169,20 @@ std::optional<Message> Subscriber::next(Millis block) {
     }
     auto now = Clock::now();
     if (now >= deadline) return std::nullopt;
-    auto health = quiet_since_ + kHealthInterval;
-    if (now >= health) {
-      check_health();
-      continue;
+    // A silent connection is asked for a PONG after half a timeout; one that does not come
+    // within a timeout means the server froze or cannot be reached.
+    Clock::time_point check;
+    if (pings_outstanding_ > 0) {
+      check = ping_sent_at_ + conn_.timeout();
+      if (now >= check) no_answer();
+    } else {
+      check = heard_at_ + conn_.timeout() / 2;
+      if (now >= check) {
+        send_ping();
+        continue;
+      }
     }
-    auto until = std::min(deadline, health);
+    auto until = std::min(deadline, check);
     auto wait = std::chrono::duration_cast<Millis>(until - now) + Millis(1);
     Reply r = conn_.receive(wait);
     if (!r) continue;

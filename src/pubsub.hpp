@@ -50,9 +50,10 @@ class Subscriber {
                                           std::vector<std::string> route_keys);
 
   /// The next message, waiting up to `block` (Millis::max(): no limit); nullopt when none
-  /// came in time. An idle connection is checked with a PING every 30 s, so a dead peer
-  /// surfaces as Error(kConnection) instead of an endless wait. A managed signal interrupts
-  /// the wait with Error(kInterrupted) (the connection is then closed).
+  /// came in time. A connection silent for half the I/O timeout gets a PING, whose answer
+  /// must come within the I/O timeout: a server that froze or cannot be reached surfaces as
+  /// Error(kConnection) within one and a half timeouts, instead of an endless wait. A managed
+  /// signal interrupts the wait with Error(kInterrupted) (the connection is then closed).
   std::optional<Message> next(Millis block);
 
   /// Every message the server published to us before this call: a PING round trip, whose
@@ -71,11 +72,15 @@ class Subscriber {
   /// The next reply within the I/O timeout, or Error(kConnection).
   Reply reply_in_time();
   void confirm(Reply first, std::size_t channels);
-  void check_health();
+  /// Sends a PING without waiting for its answer (take() counts the PONGs).
+  void send_ping();
+  [[noreturn]] void no_answer();
 
   Connection conn_;
   std::deque<Message> queue_;
-  std::chrono::steady_clock::time_point quiet_since_;
+  std::chrono::steady_clock::time_point heard_at_;  ///< the last reply of any kind
+  std::chrono::steady_clock::time_point ping_sent_at_;
+  int pings_outstanding_ = 0;
 };
 
 }  // namespace rcoord

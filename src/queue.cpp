@@ -118,6 +118,7 @@ Popped pop(Connection& conn, const Keys& keys, std::string_view name, const PopO
       // Once the script ran, its reply may hold messages that are no longer in the queue:
       // a signal must not make us drop that reply.
       signals::Uninterruptible quiet;
+      result.sent = Clock::now();
       r = eval(conn, lua::kQueuePop, k, args);
     }
     std::int64_t next_ms = decode_pop(r.get(), result.messages);
@@ -130,7 +131,7 @@ Popped pop(Connection& conn, const Keys& keys, std::string_view name, const PopO
     // message or lease is due, or the fallback.
     Millis block = std::min(left, jittered(backoff));
     if (next_ms > 0) block = std::min(block, Millis(next_ms + 1));
-    block = std::max(block, Millis(1));
+    block = waiting::cap_block(block, conn.timeout());
     Reply woken = conn.command_blocking(
         {"BLMOVE", wake_key, wake_key, "LEFT", "LEFT", block_seconds(block)}, block);
     backoff = reply_is_nil(woken.get()) ? std::min(backoff * 2, kMaxBackoff) : kFirstBackoff;

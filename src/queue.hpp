@@ -9,6 +9,7 @@
 /// exactly one of ready, delayed, inflight and dead from its push to its ack (or purge), and
 /// every move between them is one Lua script, so no crash between two steps can lose it.
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -48,6 +49,8 @@ struct Popped {
   std::string name;
   std::vector<Message> messages;  ///< empty: nothing was ready within the wait
   std::int64_t waited_ms = 0;
+  /// When the pop that leased them was sent: a lease counts from there.
+  std::chrono::steady_clock::time_point sent{};
 };
 
 /// Takes up to opts.count ready messages, first moving due delayed messages and expired

@@ -130,7 +130,8 @@ Redlock::Redlock(const std::vector<Endpoint>& endpoints, Millis per_node, Keys k
 struct Redlock::Attempt {
   bool acquired = false;
   std::int64_t fence = 0;
-  int granted = 0;  ///< nodes that granted it (and, when acquired, kept its fence)
+  int granted = 0;            ///< nodes that granted it (and, when acquired, kept its fence)
+  Clock::time_point started;  ///< when its requests were sent: the validity counts from there
   Millis validity{0};
   Millis holder_left{0};         ///< until a quorum of nodes is free of the current holder
   std::optional<Error> failure;  ///< no quorum answered, or a server error
@@ -139,6 +140,7 @@ struct Redlock::Attempt {
 Redlock::Attempt Redlock::try_once(std::string_view name, const std::string& token, Millis ttl) {
   Attempt a;
   auto start = Clock::now();
+  a.started = start;
   lock::AcquireOptions once{ttl, std::nullopt, token, false};
   auto grants = on_all(
       conns_, [&](std::size_t, Connection& c) { return lock::acquire(c, keys_, name, once); });
@@ -214,6 +216,7 @@ Acquired Redlock::acquire(std::string_view name, const lock::AcquireOptions& opt
       result.lock.token = token;
       result.lock.ttl_ms = opts.ttl.count();
       result.lock.fence = a.fence;
+      result.lock.sent = a.started;
       result.votes.validity_ms = a.validity.count();
       return result;
     }
@@ -250,12 +253,15 @@ Released Redlock::release(std::string_view name, std::string_view token) {
   return r;
 }
 
-Extended Redlock::extend(std::string_view name, std::string_view token, Millis ttl) {
+Extended Redlock::extend(std::string_view name, std::string_view token, Millis ttl,
+                         Clock::time_point deadline) {
   check_name("lock", name);
   if (ttl.count() <= 0) throw Error(kUsage, "--ttl must be positive", "use e.g. --ttl 30s");
   auto start = Clock::now();
-  auto results = on_all(
-      conns_, [&](std::size_t, Connection& c) { return lock::extend(c, keys_, name, token, ttl); });
+  auto results = on_all(conns_, [&](std::size_t, Connection& c) {
+    DeadlineCap cap(c, deadline);
+    return lock::extend(c, keys_, name, token, ttl);
+  });
   Extended e;
   e.lock.name = std::string(name);
   e.votes.nodes = nodes();

@@ -10,6 +10,7 @@
 /// highest fence the granting nodes handed out is written back to each of them (see
 /// rcoord(1), "Redlock", for what this does and does not guarantee).
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -84,8 +85,11 @@ class Redlock {
 
   /// Extends on every node: extended when a quorum extended it within the new validity;
   /// extended=false when it cannot be ours any more (too many nodes say another holds it or
-  /// it is gone). Throws Error(kConnection) when too few nodes answered to tell.
-  Extended extend(std::string_view name, std::string_view token, Millis ttl);
+  /// it is gone). Throws Error(kConnection) when too few nodes answered to tell. No node is
+  /// waited for past `deadline`.
+  Extended extend(std::string_view name, std::string_view token, Millis ttl,
+                  std::chrono::steady_clock::time_point deadline =
+                      std::chrono::steady_clock::time_point::max());
 
   /// Held when one token holds it on a quorum. Throws Error(kConnection) without a quorum.
   Status status(std::string_view name);

@@ -9,6 +9,7 @@
 
 #include "errors.hpp"
 #include "keys.hpp"
+#include "signals.hpp"
 
 namespace rcoord {
 namespace {
@@ -76,6 +77,24 @@ std::optional<Refusal> parse_refusal(std::string_view text) {
   }
   r.what = std::string(text);
   return r;
+}
+
+// The reply to a take was lost after its request went out: the server may have run it, or
+// may still run it if it is only slow. Gives back by token on a fresh connection, within one
+// timeout, so that an exit 3 means nothing is held. True when the server confirmed it.
+// (A server that is only slow runs the take first: its request came in on the older
+// connection, so it is read first when the server goes on.)
+bool give_back_after_lost_reply(Connection& conn, const std::function<void()>& give_back) {
+  signals::Uninterruptible quiet;
+  ReplicaWaitSuspended no_wait(conn);
+  DeadlineCap cap(conn, std::chrono::steady_clock::now() + conn.timeout());
+  conn.close();
+  try {
+    give_back();
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
 }
 
 bool is_noscript(const Reply& r) {
@@ -230,6 +249,14 @@ Reply eval_taking(Connection& conn, const Script& script, const Args& keys, cons
       // Best effort: the lease still ends by its TTL.
     }
     throw;
+  } catch (const Error& e) {
+    if (e.code() != kConnection || !conn.request_sent()) throw;
+    bool confirmed = give_back_after_lost_reply(conn, give_back);
+    throw Error(kConnection, e.what(),
+                fmt::format("{}; {}", e.hint(),
+                            confirmed ? "nothing is held: what it may have taken was given back"
+                                      : "what it may have taken was given back on a new "
+                                        "connection, unconfirmed (else its TTL ends it)"));
   }
 }
 

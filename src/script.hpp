@@ -36,7 +36,9 @@ std::string script_error_text(std::string_view msg);
 /// As eval(), for a script that takes something (a lock, a permit, leadership). When the
 /// replicas do not acknowledge it in time, `give_back` runs (without waiting for replicas,
 /// errors ignored) before the ReplicaShortfall goes on: a caller never believes it holds
-/// what a failover could lose.
+/// what a failover could lose. When the reply is lost after the request went out (a
+/// timeout, a dropped connection), `give_back` runs on a fresh connection within one timeout
+/// before the Error(kConnection) goes on, its hint saying whether the server confirmed it.
 Reply eval_taking(Connection& conn, const Script& script, const Args& keys, const Args& args,
                   const std::function<void()>& give_back);
 

@@ -75,6 +75,7 @@ Taken take(Connection& conn, const Keys& keys, std::string_view name, const Take
 
   auto start = Clock::now();
   for (;;) {
+    result.sent = Clock::now();
     Reply r = eval_taking(conn, lua::kSemTake, k, args, [&] { release(conn, keys, name, token); });
     result.waited_ms = since(start).count();
     decode_take(r.get(), result);
@@ -90,7 +91,7 @@ Taken take(Connection& conn, const Keys& keys, std::string_view name, const Take
       return result;
     }
     // Woken by a release that makes room for us, or after a heartbeat to stay in the queue.
-    Millis block = std::max(std::min(left, jittered(kHeartbeat)), Millis(1));
+    Millis block = waiting::cap_block(std::min(left, jittered(kHeartbeat)), conn.timeout());
     conn.command_blocking({"BLPOP", wake + token, block_seconds(block)}, block);
   }
 }

@@ -7,6 +7,7 @@
 /// deadline; `…:wants` hash ticket -> permits; `…:seq` arrival counter; `…:meta` {limit};
 /// `…:wake:<token>` one waiter's wake-up list.
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -40,6 +41,8 @@ struct Taken {
   std::int64_t ahead = 0;    ///< not admitted: earlier waiters still queued ahead of us
   std::int64_t ttl_ms = 0;
   std::int64_t waited_ms = 0;
+  /// When the request that took it was sent (not printed): its lease counts from there.
+  std::chrono::steady_clock::time_point sent{};
 };
 
 /// Takes opts.permits of `limit` permits, waiting up to opts.wait in arrival order.

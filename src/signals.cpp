@@ -21,6 +21,8 @@ sigset_t g_ignored = [] {   // managed signals that were ignored on entry
 }();
 
 constexpr int kManaged[] = {SIGINT, SIGTERM, SIGHUP};
+bool g_sigpipe_changed = false;
+bool g_sigpipe_was_ignored = false;
 
 extern "C" void record_signal(int signo) { g_pending = signo; }
 
@@ -74,7 +76,16 @@ bool sleep_until(std::chrono::steady_clock::time_point deadline) {
   }
 }
 
+void ignore_sigpipe() {
+  struct sigaction current {};
+  sigaction(SIGPIPE, nullptr, &current);
+  g_sigpipe_was_ignored = current.sa_handler == SIG_IGN;
+  signal(SIGPIPE, SIG_IGN);
+  g_sigpipe_changed = true;
+}
+
 void restore_for_child() {
+  if (g_sigpipe_changed) signal(SIGPIPE, g_sigpipe_was_ignored ? SIG_IGN : SIG_DFL);
   for (int s : kManaged) {
     bool ignored = g_installed && sigismember(&g_ignored, s) == 1;
     signal(s, ignored ? SIG_IGN : SIG_DFL);

@@ -16,6 +16,10 @@ namespace rcoord::signals {
 /// rcoord and for the children it runs.
 void install();
 
+/// Ignores SIGPIPE for rcoord itself, so that a write to a reader that went away fails with
+/// EPIPE (and a take is given back) instead of killing it. Children get it back as it was.
+void ignore_sigpipe();
+
 /// Gives a freshly forked child the dispositions and mask rcoord was started with.
 void restore_for_child();
 

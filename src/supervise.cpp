@@ -1,6 +1,8 @@
 #include "supervise.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -9,10 +11,10 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <optional>
 
 #include "errors.hpp"
 #include "signals.hpp"
@@ -21,6 +23,10 @@ namespace rcoord {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// While the command has exited and members of its group still run, the group is looked at
+// this often (their deaths are not ours to be told about: their parent may be another member).
+constexpr Millis kGroupPoll{20};
 
 // The terminal's foreground group goes to the child, so Ctrl-C and job control reach the
 // command the user sees, as a shell would do; it comes back when the child is gone.
@@ -51,8 +57,12 @@ class TerminalHandover {
   pid_t own_group_ = -1;
 };
 
-[[noreturn]] void exec_child(const SuperviseOptions& opts) {
+[[noreturn]] void exec_child(const SuperviseOptions& opts, pid_t supervisor) {
   setpgid(0, 0);
+  // Dies with rcoord, even by SIGKILL. Set after the fork, so check that rcoord did not die
+  // before it was set (we would have been handed to another parent already).
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != supervisor) _exit(128 + SIGKILL);
   signal(SIGCHLD, SIG_DFL);
   signals::restore_for_child();
   if (opts.stdin_fd >= 0 && opts.stdin_fd != STDIN_FILENO) {
@@ -71,6 +81,104 @@ class TerminalHandover {
   _exit(err == ENOENT ? 127 : 126);
 }
 
+// The guard: a small process that outlives rcoord to kill the command's whole group if
+// rcoord dies (the death signal reaches only the command itself, not what it started). One
+// per rcoord process, started before the first command (a consumer's next messages reuse it):
+// it reads, on a pipe whose other end only rcoord holds, the group to kill (a pid) or 0 when
+// that group is gone; end of file means rcoord died, and the last group named is killed.
+class Guard {
+ public:
+  /// The process's guard, started on first use. Throws Error(kServer) when it cannot start.
+  static Guard& instance() {
+    static Guard guard;
+    if (guard.write_end_ < 0) {
+      throw Error(kServer, fmt::format("cannot start the guard process: {}", guard.failure_),
+                  "check the process limits (ulimit -u)");
+    }
+    return guard;
+  }
+  /// From now on, rcoord's death kills `group` (0: nothing).
+  void watch(pid_t group) {
+    auto value = static_cast<std::int32_t>(group);
+    const char* bytes = reinterpret_cast<const char*>(&value);
+    std::size_t left = sizeof(value);
+    while (left > 0) {
+      ssize_t n = ::write(write_end_, bytes, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;  // the guard is gone: the death signal still covers the command
+      bytes += n;
+      left -= static_cast<std::size_t>(n);
+    }
+  }
+  Guard(const Guard&) = delete;
+  Guard& operator=(const Guard&) = delete;
+
+ private:
+  Guard() {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+      failure_ = std::strerror(errno);
+      return;
+    }
+    std::fflush(nullptr);
+    pid_t pid = fork();
+    if (pid == 0) serve(fds[0]);
+    int err = errno;
+    ::close(fds[0]);
+    if (pid < 0) {
+      ::close(fds[1]);
+      failure_ = std::strerror(err);
+      return;
+    }
+    write_end_ = fds[1];  // kept open until rcoord exits: its end of file is the death notice
+  }
+
+  [[noreturn]] static void serve(int read_end) {
+    // Only SIGKILL ends it: signals meant for rcoord (its group, a terminal) stay pending.
+    sigset_t all;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, nullptr);
+    // Hold nothing open that others wait on (pipes of stdout, sockets).
+    int null = ::open("/dev/null", O_RDWR);
+    for (int fd = 0; fd <= 2; ++fd) {
+      if (null >= 0 && null != fd) dup2(null, fd);
+    }
+    for (int fd = 3; fd < 1024; ++fd) {
+      if (fd != read_end) ::close(fd);
+    }
+    std::int32_t group = 0;
+    for (;;) {
+      std::int32_t value = 0;
+      std::size_t got = 0;
+      while (got < sizeof(value)) {
+        ssize_t n = ::read(read_end, reinterpret_cast<char*>(&value) + got, sizeof(value) - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+          if (group > 0) kill(-group, SIGKILL);
+          _exit(0);
+        }
+        got += static_cast<std::size_t>(n);
+      }
+      group = value;
+    }
+  }
+
+  int write_end_ = -1;
+  std::string failure_;
+};
+
+// Names the command's group to the guard for as long as it lives.
+class Guarded {
+ public:
+  Guarded(Guard& guard, pid_t group) : guard_(guard) { guard_.watch(group); }
+  ~Guarded() { guard_.watch(0); }
+  Guarded(const Guarded&) = delete;
+  Guarded& operator=(const Guarded&) = delete;
+
+ private:
+  Guard& guard_;
+};
+
 int exit_code_of(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
@@ -83,19 +191,22 @@ timespec to_timespec(Clock::duration d) {
   return timespec{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
 }
 
-// The state of one supervised run: the child, the lease deadlines, and the loss handling.
+// The state of one supervised run: the child and its group, the lease's timetable, and the
+// loss handling.
 class Supervisor {
  public:
-  Supervisor(const SuperviseOptions& opts, Lease& lease) : opts_(opts), lease_(lease) {}
+  Supervisor(const SuperviseOptions& opts, Lease& lease) : opts_(opts), lease_(lease) {
+    times_ = {lease.ttl, opts.kill_grace, opts.margin, lease.taken_at + lease.ttl};
+    next_renewal_ = times_.next_renewal(lease.taken_at);
+  }
 
   SuperviseResult run(pid_t child) {
     child_ = child;
-    auto now = Clock::now();
-    lease_end_ = now + lease_.ttl;
-    next_renewal_ = now + lease_.ttl / 3;
     sigset_t waitset = signals::managed_set();
     sigaddset(&waitset, SIGCHLD);
-    while (!reap()) {
+    for (;;) {
+      reap();
+      if (child_done_ && !group_alive()) break;
       timespec ts = to_timespec(next_deadline() - Clock::now());
       siginfo_t info{};
       int sig = sigtimedwait(&waitset, &info, &ts);
@@ -106,21 +217,45 @@ class Supervisor {
       }
       if (errno == EAGAIN) on_deadline();
     }
-    if (result_.lost) kill(-child_, SIGKILL);  // nothing of the group may run unlocked
     return result_;
   }
 
  private:
-  bool reap() {
-    int status = 0;
-    pid_t pid = waitpid(child_, &status, WNOHANG);
-    if (pid != child_) return false;
-    result_.exit_code = exit_code_of(status);
-    return true;
+  // Collects every child that ended: the command, and (rcoord being a subreaper) members of
+  // its group whose parent died before them.
+  void reap() {
+    for (;;) {
+      int status = 0;
+      pid_t pid = waitpid(-1, &status, WNOHANG);
+      if (pid <= 0) return;
+      if (pid == child_ && !child_done_) {
+        child_done_ = true;
+        result_.exit_code = exit_code_of(status);
+        if (group_alive()) stop_stragglers();
+      }
+    }
   }
 
+  // kill(2) on a process group succeeds while any member exists (EPERM: one we may not
+  // signal, which still exists).
+  bool group_alive() const { return kill(-child_, 0) == 0 || errno == EPERM; }
+
+  // The command exited, yet members of its group run on (`job & exit 0`): what is held is
+  // given back only once they are gone, so they get SIGTERM, then SIGKILL after the grace.
+  void stop_stragglers() {
+    result_.stragglers = 1;
+    kill(-child_, result_.lost ? SIGKILL : SIGTERM);
+    schedule_kill(Clock::now() + opts_.kill_grace);
+  }
+
+  void schedule_kill(Clock::time_point at) { kill_at_ = kill_at_ ? std::min(*kill_at_, at) : at; }
+
   Clock::time_point next_deadline() const {
-    return kill_deadline_ ? *kill_deadline_ : next_renewal_;
+    auto next = Clock::time_point::max();
+    if (kill_at_) next = std::min(next, *kill_at_);
+    if (!result_.lost) next = std::min({next, next_renewal_, times_.stop_at()});
+    if (child_done_) next = std::min(next, Clock::now() + kGroupPoll);
+    return next;
   }
 
   void forward(int sig) {
@@ -132,12 +267,20 @@ class Supervisor {
   }
 
   void on_deadline() {
-    if (kill_deadline_) {
+    auto now = Clock::now();
+    if (kill_at_ && now >= *kill_at_) {
       kill(-child_, SIGKILL);
-      kill_deadline_ = Clock::time_point::max();  // keep waiting for the child to be reaped
-      return;
+      kill_at_.reset();
     }
-    renew();
+    if (result_.lost) return;
+    if (now >= times_.stop_at()) {
+      lose(fmt::format("it could not be renewed in time ({}); the command was stopped before "
+                       "the lease could end on the server",
+                       last_failure_.empty() ? "no answer" : last_failure_),
+           true);
+    } else if (now >= next_renewal_) {
+      renew();
+    }
   }
 
   void renew() {
@@ -146,45 +289,83 @@ class Supervisor {
     // so our idea of the lease never outlives the server's.
     auto sent = Clock::now();
     try {
-      if (lease_.renew()) {
-        lease_end_ = sent + lease_.ttl;
-        next_renewal_ = sent + lease_.ttl / 3;
+      if (lease_.renew(times_.stop_at())) {
+        times_.renewed(sent);
+        next_renewal_ = times_.next_renewal(sent);
+        last_failure_.clear();
       } else {
-        lose("it is now held by someone else or was deleted");
+        lose("it is now held by someone else or was deleted", false);
       }
     } catch (const Error& e) {
       if (e.code() != kConnection) {
-        lose(fmt::format("renewal failed: {}", e.what()));
+        lose(fmt::format("renewal failed: {}", e.what()), false);
         return;
       }
-      // Redis unreachable: keep trying while the lease can still be ours.
+      // Redis unreachable: keep trying until the stop point.
+      last_failure_ = e.what();
       auto retry = std::clamp<Clock::duration>(lease_.ttl / 10, Millis(50), Millis(1000));
-      if (Clock::now() + retry >= lease_end_) {
-        lose(fmt::format("Redis stayed unreachable until the lease ran out: {}", e.what()));
-      } else {
-        next_renewal_ = Clock::now() + retry;
-      }
+      next_renewal_ = std::min(Clock::now() + retry, times_.stop_at());
     }
   }
 
-  void lose(std::string reason) {
+  // The lease is lost (`unreachable`: it cannot be renewed in time, and ends at times_.end).
+  void lose(std::string reason, bool unreachable) {
     result_.lost = true;
     result_.lost_reason = std::move(reason);
+    if (child_done_) {
+      kill(-child_, SIGKILL);  // only stragglers are left: nothing of the group runs unheld
+      return;
+    }
     kill(-child_, SIGTERM);
-    kill_deadline_ = Clock::now() + opts_.kill_grace;
+    auto kill_at = Clock::now() + opts_.kill_grace;
+    if (unreachable) kill_at = std::min(kill_at, times_.kill_by());
+    schedule_kill(kill_at);
   }
 
   const SuperviseOptions& opts_;
   Lease& lease_;
+  LeaseTimes times_;
   pid_t child_ = -1;
-  Clock::time_point lease_end_;
+  bool child_done_ = false;
   Clock::time_point next_renewal_;
-  std::optional<Clock::time_point> kill_deadline_;
+  std::optional<Clock::time_point> kill_at_;
+  std::string last_failure_;
   int signals_held_ = 0;
   SuperviseResult result_;
 };
 
+std::string seconds(Millis d) { return format_duration(d); }
+
 }  // namespace
+
+Clock::time_point LeaseTimes::next_renewal(Clock::time_point sent) const {
+  auto window = stop_at() - sent;
+  return sent + std::max<Clock::duration>(std::min<Clock::duration>(ttl / 3, window / 2),
+                                          Clock::duration::zero());
+}
+
+Millis default_kill_grace(Millis ttl) { return std::min(Millis(10'000), ttl / 3); }
+
+Millis fit_kill_grace(std::optional<Millis> given, Millis ttl, Millis timeout,
+                      std::string_view ttl_option) {
+  Millis grace = given.value_or(default_kill_grace(ttl));
+  if (grace + timeout < ttl) return grace;
+  if (given && timeout < ttl) {
+    throw Error(kUsage,
+                fmt::format("--kill-grace {} does not fit {} {}: the command must be dead one "
+                            "--timeout ({}) before the lease can end",
+                            seconds(grace), ttl_option, seconds(ttl), seconds(timeout)),
+                fmt::format("give a --kill-grace shorter than {}, a longer {}, or a shorter "
+                            "--timeout (the default grace is the smaller of 10s and {}/3)",
+                            seconds(ttl - timeout), ttl_option, ttl_option));
+  }
+  throw Error(kUsage,
+              fmt::format("{} {} is too short to stop the command in time: it must be longer "
+                          "than --kill-grace ({}) plus --timeout ({})",
+                          ttl_option, seconds(ttl), seconds(grace), seconds(timeout)),
+              fmt::format("give a {} longer than {}, or a shorter --timeout", ttl_option,
+                          seconds(grace + timeout)));
+}
 
 SuperviseResult supervise(const SuperviseOptions& opts, Lease& lease) {
   if (opts.command.empty()) {
@@ -197,15 +378,21 @@ SuperviseResult supervise(const SuperviseOptions& opts, Lease& lease) {
   sigaddset(&chld, SIGCHLD);
   sigprocmask(SIG_BLOCK, &chld, nullptr);
   signal(SIGCHLD, SIG_DFL);  // an inherited SIG_IGN would reap the child behind our back
+  // Members of the command's group whose parent dies come to us, not to init: we reap them,
+  // and their group is seen to empty.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
 
+  Guard& guard = Guard::instance();  // before the fork: the command inherits nothing of it
   std::fflush(nullptr);
+  pid_t self = getpid();
   pid_t child = fork();
   if (child < 0) {
     throw Error(kServer, fmt::format("cannot fork: {}", std::strerror(errno)),
                 "check the process limits (ulimit -u)");
   }
-  if (child == 0) exec_child(opts);
+  if (child == 0) exec_child(opts, self);
   setpgid(child, child);  // both sides set it, so neither races the other
+  Guarded guarded(guard, child);
   std::optional<TerminalHandover> terminal;
   if (!opts.graceful) terminal.emplace(child);
   Supervisor supervisor(opts, lease);

@@ -1,10 +1,29 @@
 #pragma once
-/// Runs a child command while a lease (lock, permit, leadership) is held: renews the lease,
-/// forwards termination signals to the child's process group, and terminates the child when
-/// the lease is lost. Shared by `lock run`, `sem run` and `elect run`.
+/// Runs a child command while a lease (lock, permit, leadership, a message's lease) is held:
+/// renews the lease, forwards termination signals to the child's process group, and has the
+/// whole group dead before the server can free what it held. Shared by `lock run`, `sem
+/// run`, `elect run` and `queue consume`.
+///
+/// The timetable of a lease, on the monotonic clock. The server starts the TTL when it runs
+/// the take or the renewal, never before we sent it, so counting from the send is safe:
+///
+///     end      = send of the take (or of the last renewal that succeeded) + TTL: the
+///                earliest moment the server can free it;
+///     stop_at  = end - kill_grace - margin: if the lease could not be renewed by then, the
+///                command gets SIGTERM (a renewal never waits past stop_at);
+///     kill     = stop_at + kill_grace = end - margin: SIGKILL to the whole group.
+///
+/// The margin is one --timeout: time for the SIGKILL to land and for rcoord itself to be
+/// scheduled late. Renewals go out every min(TTL/3, (stop_at - send)/2) and are retried
+/// until stop_at. So the TTL must exceed kill_grace + margin (fit_kill_grace checks it).
 
+#include <sys/types.h>
+
+#include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -12,19 +31,50 @@
 
 namespace rcoord {
 
+/// The pure arithmetic of the timetable above.
+struct LeaseTimes {
+  using Clock = std::chrono::steady_clock;
+  Millis ttl{30'000};
+  Millis kill_grace{10'000};
+  Millis margin{2'000};
+  Clock::time_point end;  ///< the earliest moment the server can free the lease
+
+  /// SIGTERM by then at the latest, unless a renewal succeeded.
+  Clock::time_point stop_at() const { return end - kill_grace - margin; }
+  /// SIGKILL to the group by then at the latest.
+  Clock::time_point kill_by() const { return end - margin; }
+  /// A renewal sent at `sent` succeeded: the lease now ends TTL later.
+  void renewed(Clock::time_point sent) { end = sent + ttl; }
+  /// When to renew next after a renewal (or the take) sent at `sent`.
+  Clock::time_point next_renewal(Clock::time_point sent) const;
+};
+
+/// The default --kill-grace for a lease of `ttl`: the smaller of 10s and a third of it.
+Millis default_kill_grace(Millis ttl);
+
+/// The kill grace a `run` form uses: `given`, else the default. Throws Error(kUsage) with a
+/// hint when it and one `timeout` do not fit in the lease (see above); `ttl_option` names the
+/// lease's option in the message (`--ttl`, `--ack-timeout`).
+Millis fit_kill_grace(std::optional<Millis> given, Millis ttl, Millis timeout,
+                      std::string_view ttl_option);
+
 /// What the supervisor needs to keep a lease alive.
 struct Lease {
-  /// The lease length: renewed every ttl/3; lost when no renewal succeeded for this long.
+  /// The lease length as the server counts it.
   Millis ttl{30'000};
-  /// Renews the lease. true: still ours; false: lost (someone else holds it, or it is gone).
-  /// May throw Error(kConnection): retried until the lease would have ended.
-  std::function<bool()> renew;
+  /// When the request that took it was sent: the lease is counted from there.
+  std::chrono::steady_clock::time_point taken_at;
+  /// Renews the lease without waiting past `deadline` (the stop point). true: still ours;
+  /// false: lost (someone else holds it, or it is gone). May throw Error(kConnection):
+  /// retried until the stop point.
+  std::function<bool(std::chrono::steady_clock::time_point deadline)> renew;
 };
 
 struct SuperviseOptions {
   std::vector<std::string> command;                      ///< argv; no shell
   std::vector<std::pair<std::string, std::string>> env;  ///< added to the child's environment
-  Millis kill_grace{10'000};                             ///< SIGTERM → SIGKILL delay on loss
+  Millis kill_grace{10'000};                             ///< SIGTERM → SIGKILL delay
+  Millis margin{2'000};  ///< kept between SIGKILL and the lease's end (one --timeout)
   /// When >= 0, the child's standard input (dup2'ed onto fd 0 before exec; not closed by
   /// supervise). Otherwise the child inherits rcoord's.
   int stdin_fd = -1;
@@ -40,10 +90,15 @@ struct SuperviseResult {
   bool lost = false;         ///< the lease was lost while the child ran
   std::string lost_reason;   ///< why, for the message
   int forwarded_signal = 0;  ///< the last termination signal rcoord received and forwarded
+  int stragglers = 0;        ///< group members still running when the child exited (stopped)
 };
 
-/// Forks and execs `opts.command` in a new process group and supervises it until it exits.
-/// Throws Error(kUsage) for an empty command; the child exits 127 (126) when exec fails.
+/// Forks and execs `opts.command` in a new process group and supervises it until the whole
+/// group is gone: members still running when the command exits get SIGTERM, then SIGKILL
+/// after the grace, while the lease is still renewed. If rcoord dies (SIGKILL included), the
+/// command dies with it (a death signal on the child, and a guard process that kills the
+/// group). Throws Error(kUsage) for an empty command; the child exits 127 (126) when exec
+/// fails.
 SuperviseResult supervise(const SuperviseOptions& opts, Lease& lease);
 
 }  // namespace rcoord

@@ -1,6 +1,6 @@
 #pragma once
-/// Text helpers for output: the one escaping scheme of names and values in text output, and
-/// UTF-8 validity.
+/// Text helpers for output: the one escaping scheme of names and values in text output and
+/// messages, UTF-8 validity and base64 for JSON, and the glob matching of `ls`.
 
 #include <string>
 #include <string_view>
@@ -14,7 +14,14 @@ namespace rcoord {
 std::string escape_text(std::string_view text);
 
 /// Whether the JSON printer prints `bytes` unchanged (valid UTF-8); when not, it replaces
-/// the bad bytes with U+FFFD.
+/// the bad bytes with U+FFFD and a `*_base64` field carries the exact bytes.
 bool valid_utf8(std::string_view bytes);
+
+/// Standard base64 (RFC 4648, with padding).
+std::string base64(std::string_view bytes);
+
+/// Redis's glob matching (as SCAN MATCH and KEYS use it): `*` any run of bytes, `?` one
+/// byte, `[abc]`, `[^a-z]` classes, `\x` the byte x itself. Matches the whole of `text`.
+bool glob_match(std::string_view pattern, std::string_view text);
 
 }  // namespace rcoord

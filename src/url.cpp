@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 
 #include "errors.hpp"
@@ -69,7 +70,8 @@ void parse_userinfo(std::string_view url, std::string_view info, Endpoint& ep) {
 void parse_host_port(std::string_view url, std::string_view hostport, Endpoint& ep) {
   if (hostport.empty()) return;  // redis:// alone: the defaults
   std::string_view port_text;
-  if (hostport.front() == '[') {
+  bool bracketed = hostport.front() == '[';
+  if (bracketed) {
     auto close = hostport.find(']');
     if (close == std::string_view::npos) bad_url(url, "unterminated IPv6 address");
     ep.host = std::string(hostport.substr(1, close - 1));
@@ -93,8 +95,15 @@ void parse_host_port(std::string_view url, std::string_view hostport, Endpoint& 
   }
   if (ep.host.empty()) bad_url(url, "empty host");
   if (ep.port == 0) bad_url(url, "port 0");
+  // A ':' left in a host that is not in brackets is a second port (`host:1:2`), or an IPv6
+  // address that needs brackets: looked up as a name it would only fail later, as a
+  // connection error. A control byte (a NUL from %00 ends the name early) is never a host.
+  if (!bracketed && ep.host.find(':') != std::string::npos) {
+    bad_url(url, "a ':' in the host (one port only; an IPv6 address goes in brackets)");
+  }
   for (char c : ep.host) {
-    if (std::isspace(static_cast<unsigned char>(c)) != 0 || c == '/' || c == '@') {
+    auto byte = static_cast<unsigned char>(c);
+    if (std::isspace(byte) != 0 || byte < 0x20 || byte == 0x7f || c == '/' || c == '@') {
       bad_url(url, "bad host");
     }
   }
@@ -119,7 +128,12 @@ void parse_query(std::string_view url, std::string_view query, Endpoint& ep) {
       ep.user = percent_decode(url, value);
       ep.bare_userinfo = false;  // `redis://secret@host?user=alice`: the word is a password
     } else {
-      bad_url(url, fmt::format("unknown parameter '{}'", key));
+      // Only a word is shown: a mistyped password (`u:pa?ss@host`) can end up here.
+      bool word = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-';
+      });
+      bad_url(url,
+              word ? fmt::format("unknown parameter '{}'", key) : std::string("unknown parameter"));
     }
   }
 }
@@ -132,44 +146,77 @@ std::string Endpoint::describe() const {
   return fmt::format("{}:{}", host, port);
 }
 
-std::string mask_url(std::string_view url) {
-  auto scheme_end = url.find("://");
-  if (scheme_end == std::string_view::npos) return std::string(url);
-  std::size_t start = scheme_end + 3;
-  std::string_view rest = url.substr(start);
-  auto query = rest.find('?');
-  std::string_view head = rest.substr(0, query);
-  // Find the '@' that ends the credentials exactly as parse_url does, so that whatever it
-  // reads as the password is what gets hidden.
-  std::size_t at = std::string_view::npos;
-  if (url.substr(0, scheme_end) == "unix") {
-    at = head.find('@');
-    if (at != std::string_view::npos && head.find('/') < at) at = std::string_view::npos;
-  } else {
-    at = head.substr(0, head.find('/')).rfind('@');
+std::vector<std::pair<std::size_t, std::size_t>> secret_spans(std::string_view url) {
+  std::vector<std::pair<std::size_t, std::size_t>> spans;
+  // password=... parameters, up to the next '&'.
+  for (auto at = url.find("password="); at != std::string_view::npos;
+       at = url.find("password=", at + 1)) {
+    if (at > 0 && url[at - 1] != '?' && url[at - 1] != '&') continue;
+    std::size_t from = at + 9;
+    spans.emplace_back(from, std::min(url.find('&', from), url.size()));
   }
-  std::string out(url.substr(0, start));
-  if (at == std::string_view::npos) {
-    out += head;
-  } else {
-    std::string_view info = head.substr(0, at);
+  auto in_span = [&](std::size_t i) {
+    return std::any_of(spans.begin(), spans.end(),
+                       [i](const auto& sp) { return i >= sp.first && i < sp.second; });
+  };
+  // The userinfo: everything before the last '@' (outside those parameters), after the
+  // scheme. Only when it is plainly `user:password` is the user name kept; in a mistyped URL
+  // (`redis//:pw@host`, a '/' or '?' inside) any of it may be the password.
+  std::size_t at = url.size();
+  while (at > 0) {
+    at = url.rfind('@', at - 1);
+    if (at == std::string_view::npos || !in_span(at)) break;
+  }
+  if (at != std::string_view::npos && at < url.size()) {
+    auto scheme_end = url.substr(0, at).find("://");
+    std::size_t start = scheme_end == std::string_view::npos ? 0 : scheme_end + 3;
+    std::string_view info = url.substr(start, at - start);
     auto colon = info.find(':');
-    out += colon == std::string_view::npos ? std::string("****")
-                                           : std::string(info.substr(0, colon)) + ":****";
-    out += head.substr(at);
+    bool plain = scheme_end != std::string_view::npos && colon != std::string_view::npos &&
+                 info.find_first_of("/?#&") == std::string_view::npos;
+    spans.emplace_back(plain ? start + colon + 1 : start, at);
   }
-  if (query == std::string_view::npos) return out;
-  // ?password=... is a password too.
-  std::string_view params = rest.substr(query + 1);
-  out += '?';
-  for (bool first = true; !params.empty() || first; first = false) {
-    auto amp = params.find('&');
-    std::string_view pair = params.substr(0, amp);
-    params = amp == std::string_view::npos ? std::string_view{} : params.substr(amp + 1);
-    if (!first) out += '&';
-    out += pair.substr(0, 9) == "password=" ? std::string("password=****") : std::string(pair);
-    if (amp == std::string_view::npos) break;
+  // Merged, in order.
+  std::sort(spans.begin(), spans.end());
+  std::vector<std::pair<std::size_t, std::size_t>> merged;
+  for (const auto& sp : spans) {
+    if (!merged.empty() && sp.first <= merged.back().second) {
+      merged.back().second = std::max(merged.back().second, sp.second);
+    } else {
+      merged.push_back(sp);
+    }
   }
+  return merged;
+}
+
+std::string mask_url(std::string_view url) {
+  std::string out;
+  std::size_t done = 0;
+  for (const auto& [from, to] : secret_spans(url)) {
+    out += url.substr(done, from - done);
+    out += "****";
+    done = to;
+  }
+  out += url.substr(done);
+  return out;
+}
+
+std::string mask_urls_in(std::string_view text) {
+  auto scheme_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '+' || c == '-' || c == '.';
+  };
+  std::string out;
+  std::size_t done = 0;
+  for (auto sep = text.find("://"); sep != std::string_view::npos; sep = text.find("://", done)) {
+    // The URL around "://": back over its scheme, forward to a space or a quote.
+    std::size_t begin = sep;
+    while (begin > done && scheme_char(text[begin - 1])) --begin;
+    std::size_t end = std::min(text.find_first_of(" \t\n'\"", sep), text.size());
+    out += text.substr(done, begin - done);
+    out += mask_url(text.substr(begin, end - begin));
+    done = end;
+  }
+  out += text.substr(done);
   return out;
 }
 
@@ -182,7 +229,7 @@ std::pair<std::string, int> parse_address(std::string_view text, std::string_vie
     ep.port = 0;
   }
   if (ep.port == 0 || text.empty() || text.front() == ':') {
-    std::string shown(text.substr(0, 200));
+    std::string shown = mask_url(text).substr(0, 200);  // masked first: the '@' may come late
     throw Error(kUsage, fmt::format("bad {} '{}'", what, shown),
                 "use HOST:PORT, e.g. 127.0.0.1:26379 or [::1]:26379");
   }
@@ -211,13 +258,18 @@ Endpoint parse_url(std::string_view url) {
     }
     if (rest.empty() || rest.front() != '/') bad_url(url, "a unix socket path must be absolute");
     ep.socket_path = percent_decode(url, rest);
+    if (ep.socket_path.find('\0') != std::string::npos) bad_url(url, "a NUL byte in the path");
     parse_query(url, query, ep);
     return ep;
   }
   if (scheme == "rediss") {
     ep.tls = true;
   } else if (scheme != "redis") {
-    bad_url(url, fmt::format("unknown scheme '{}'", scheme));
+    // Only a word is shown: text before a misplaced "://" may hold a password.
+    bool word = std::all_of(scheme.begin(), scheme.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '+' || c == '-' || c == '.';
+    });
+    bad_url(url, word ? fmt::format("unknown scheme '{}'", scheme) : std::string("unknown scheme"));
   }
 
   auto slash = rest.find('/');

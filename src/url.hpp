@@ -59,8 +59,17 @@ void take_bare_user(Endpoint& ep, const std::optional<std::string>& password);
 /// Parses a URL. Throws Error(kUsage) naming the URL (with any password masked) on bad input.
 Endpoint parse_url(std::string_view url);
 
-/// `redis://user:****@host:port/db`: the URL with its password hidden, for messages.
+/// `redis://user:****@host:port/db`: the URL with its password hidden, for messages. A
+/// mistyped URL is masked too: whatever comes before its last '@' may be a password
+/// (`redis//:****@host` becomes `****@host`), and so is every `password=` value.
 std::string mask_url(std::string_view url);
+
+/// The byte ranges [first, second) of `url` that mask_url hides, in order, not overlapping.
+std::vector<std::pair<std::size_t, std::size_t>> secret_spans(std::string_view url);
+
+/// `text` (a message) with every URL in it (`scheme://...`, up to a space or a quote)
+/// masked as mask_url does.
+std::string mask_urls_in(std::string_view text);
 
 /// Parses `HOST:PORT` (or `[IPv6]:PORT`) as given to --sentinel. Throws Error(kUsage).
 std::pair<std::string, int> parse_address(std::string_view text, std::string_view what);

@@ -14,6 +14,10 @@ Millis jittered(Millis base) {
   return base + Millis(spread(rng));
 }
 
+Millis cap_block(Millis block, Millis io_timeout) {
+  return std::clamp(block, Millis(1), std::max(io_timeout / 2, Millis(1)));
+}
+
 std::string block_seconds(Millis block) {
   return fmt::format("{}.{:03}", block.count() / 1000, block.count() % 1000);
 }

@@ -22,4 +22,9 @@ inline Millis since(Clock::time_point start) {
 /// The timeout argument of BLPOP/BLMOVE for `block`: seconds with a millisecond fraction.
 std::string block_seconds(Millis block);
 
+/// How long one blocking pop may block: `block`, at most half the I/O timeout. A server that
+/// froze or cannot be reached never answers a pop, so the wait notices it within one and a
+/// half timeouts (the pop's block, then the timeout for its reply).
+Millis cap_block(Millis block, Millis io_timeout);
+
 }  // namespace rcoord::waiting

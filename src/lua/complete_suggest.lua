@@ -1,14 +1,15 @@
 #!lua flags=no-writes
 -- complete_suggest: the terms whose folded form starts with a folded prefix.
 -- KEYS[1] index (members `folded \0 term`, score 0), KEYS[2] scores (same {hash tag})
--- ARGV[1] folded prefix, ARGV[2] limit
+-- ARGV[1] folded prefix, ARGV[2] limit, ARGV[3] the exclusive upper end of the members with
+-- that prefix, as ZRANGE BYLEX takes it: '(' and the smallest string above them all, or '+'
+-- (computed by the caller: a term may hold any byte, 0xFF too)
 -- returns {scored, member1, score1, member2, score2, ...}: without scores (scored 0) in
 -- lexicographic order of the members; with scores (scored 1) highest first, ties in
 -- lexicographic order. Costs O(log n + limit) without scores and O(log n + matches) with.
 check_types({'zset', 'zset'}, 'autocomplete index')
 local limit = tonumber(ARGV[2])
--- UTF-8 never contains the byte 0xFF, so every member with the prefix sorts below prefix..0xFF.
-local high = '(' .. ARGV[1] .. '\255'
+local high = ARGV[3]
 local out = {0}
 if redis.call('EXISTS', KEYS[2]) == 0 then
   local members = redis.call('ZRANGE', KEYS[1], '[' .. ARGV[1], high, 'BYLEX', 'LIMIT', 0, limit)

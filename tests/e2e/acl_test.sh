@@ -102,11 +102,33 @@ for name in ps-file ps-env ps-flag ps-url; do
   wait_until 10 "${R[@]}" lock status "$name" || fail "$name never took its lock"
 done
 [ -z "$(shown)" ] || fail "the password shows in ps: $(shown)"
-ps -eo args | grep -q -- "-a \*\*\*\*" || fail "the -a value was not overwritten"
+# The mask is 4 stars whatever the password's length (here ${#password} bytes), and what follows
+# moves up to close the gap: nothing in ps tells the length.
+flag_args=$(ps -o args= -p "${holders[2]}")
+assert_eq "$flag_args" "$RCOORD -p $acl_PORT --user rcoord -a **** lock run ps-flag -- sleep 30" \
+  "the -a value, masked"
+url_args=$(ps -o args= -p "${holders[3]}")
+assert_eq "$url_args" "$RCOORD --url redis://rcoord:****@127.0.0.1:$acl_PORT lock run ps-url -- sleep 30" \
+  "the --url password, masked"
 # SIGTERM goes on to each sleeping child, so nothing outlives the test.
 kill -TERM "${holders[@]}"
 for pid in "${holders[@]}"; do wait "$pid" 2>/dev/null || true; done
-pass "--password-file, RCOORD_PASSWORD, -a and a --url password never show in ps"
+pass "--password-file, RCOORD_PASSWORD, -a and a --url password never show in ps, nor their length"
+
+# A password on the command line is warned about on stderr, as redis-cli does; not one given
+# apart from it.
+expect 0 env -u RCOORD_PASSWORD "$RCOORD" -p "$acl_PORT" --user rcoord -a "$password" ping
+assert_contains "$ERR" "warning: a password on the command line"
+assert_lines "$ERR" 1
+expect 0 env -u RCOORD_PASSWORD "$RCOORD" --url "redis://rcoord:$password@127.0.0.1:$acl_PORT" ping
+assert_contains "$ERR" "warning: a password on the command line"
+expect 0 env -u RCOORD_PASSWORD "$RCOORD" -p "$acl_PORT" --user rcoord -a "$password" \
+  --no-auth-warning ping
+assert_eq "$ERR" "" "--no-auth-warning silences it"
+expect 0 env RCOORD_PASSWORD="$password" "$RCOORD" -p "$acl_PORT" --user rcoord ping
+assert_eq "$ERR" "" "no warning for RCOORD_PASSWORD"
+case "$ERR" in *"$password"*) fail "the warning shows the password" ;; esac
+pass "a password on the command line is warned about (--no-auth-warning silences it)"
 
 chmod 000 "$TEST_TMP/password"
 if [ "$(id -u)" -ne 0 ]; then
@@ -135,8 +157,15 @@ logged_in_as_rcoord env RCOORD_PASSWORD="$password" "$RCOORD" --url "$bare"
 logged_in_as_rcoord env -u RCOORD_PASSWORD REDISCLI_AUTH="$password" "$RCOORD" --url "$bare"
 logged_in_as_rcoord env -u RCOORD_PASSWORD "$RCOORD" --url "$bare" -a "$password"
 logged_in_as_rcoord env RCOORD_URL="$bare" RCOORD_PASSWORD="$password" "$RCOORD"
-# three URLs (a Redlock): each node logs in as user rcoord
-logged_in_as_rcoord env RCOORD_PASSWORD="$password" "$RCOORD" --url "$bare" --url "$bare" --url "$bare"
+# three URLs (a Redlock over three masters, each given once): each node logs in as user rcoord
+start_redis _acl2
+start_redis _acl3
+for port in "$_acl2_PORT" "$_acl3_PORT"; do
+  # shellcheck disable=SC2086 # the rule is a list of words
+  redis-cli -p "$port" ${rule/>CHANGE-ME/>$password} >/dev/null
+done
+logged_in_as_rcoord env RCOORD_PASSWORD="$password" "$RCOORD" --url "$bare" \
+  --url "redis://rcoord@127.0.0.1:$_acl2_PORT" --url "redis://rcoord@127.0.0.1:$_acl3_PORT"
 expect 3 env RCOORD_PASSWORD=wrong "$RCOORD" --url "$bare" ping
 assert_contains "$ERR" "authentication failed for user 'rcoord'"
 # No password elsewhere: the word is the default user's password.

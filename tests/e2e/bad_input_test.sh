@@ -184,8 +184,9 @@ for algo in gcra token-bucket sliding-window fixed-window; do
     # shellcheck disable=SC2086
     refused 2 "$RCOORD" limit check n --rate 10/s --algo $algo $extra
   done
-  refused 1 "$RCOORD" limit check "never-$algo" --rate 10/s --algo $algo --cost "$huge"
+  refused 1 "$RCOORD" limit check "never-$algo" --rate 10/s --algo $algo --cost 1000000
   assert_contains "$ERR" "never allows"
+  refused 2 "$RCOORD" limit check "never-$algo" --rate 10/s --algo $algo --cost "$huge"
 done
 for v in 0 -1 "$huge" 9007199254740993; do
   refused 2 "$RCOORD" sem take n --limit "$v"
@@ -204,8 +205,63 @@ for v in 0 1 -0.1 nan inf; do
   refused 2 "$RCOORD" bloom reserve n --capacity 100 --error-rate "$v"
 done
 refused 2 "$RCOORD" complete add n x --score nan
+# Integers are decimal: CLI11 alone read 010 as octal 8 and 0x10 as hex 16.
+for form in "sem take n --limit @" "sem take n --limit 2 --permits @" "latch init n --count @" \
+  "latch down n --by @" "queue pop n --count @" "queue peek n --count @" \
+  "queue pop n --ack-timeout 5s --max-attempts @" "queue ack n 1 --attempt @" \
+  "queue nack n 1 --attempt @" "queue consume n --max-messages @ -- true" \
+  "complete suggest n x --limit @" "complete recent push n x --max @" \
+  "bloom reserve n --capacity @ --error-rate 0.01" \
+  "bloom reserve n --capacity 10 --error-rate 0.01 --expansion @" \
+  "limit check n --rate 10/s --burst @" "limit check n --rate 10/s --cost @" \
+  "lock run n -E @ -- true" "sem run n --limit 1 -E @ -- true" "elect run n --id a -E @ -- true" \
+  "-p @ lock status n" "-n @ lock status n" "--wait-replicas @ lock status n"; do
+  read -r -a words <<<"$form"
+  for v in 0x10 0X1 1e3 +5 " 5" 5.0 0b1 1_000; do
+    args=()
+    for w in "${words[@]}"; do if [ "$w" = @ ]; then args+=("$v"); else args+=("$w"); fi; done
+    refused 2 "$RCOORD" "${args[@]}"
+    assert_contains "$ERR" "bad number"
+  done
+done
+for v in 0x1p-7 inf nan 1e999; do
+  refused 2 "$RCOORD" bloom reserve n --capacity 10 --error-rate "$v"
+  refused 2 "$RCOORD" complete add n x --score "$v"
+done
+printf 'db = 0x2\n' >"$TEST_TMP/hex.toml"
+refused 2 "$RCOORD" --config "$TEST_TMP/hex.toml" lock status n
+printf 'url = "%s"\ndb = "010"\n' "$R_URL" >"$TEST_TMP/octal.toml"
+expect 0 env -u RCOORD_URL "$RCOORD" --config "$TEST_TMP/octal.toml" latch init in-db-10 --count 1
+assert_eq "$(cli -n 10 exists 'rcoord:{latch:in-db-10}')" 1 "db 010 in the config file is db 10"
 assert_eq "$(cli --scan --pattern 'rcoord:{*:n}*' | wc -l)" 0 "a refused number wrote something"
-pass "bad TTLs, rates, bursts, costs, limits and counts exit 2 (and write nothing)"
+# Leading zeros are decimal, as in durations.
+expect 0 "$RCOORD" latch init octal --count 010
+assert_eq "$OUT" 10
+expect 0 "$RCOORD" -n 010 latch init in-db --count 1
+assert_eq "$(cli -n 10 exists 'rcoord:{latch:in-db}')" 1 "-n 010 is db 10"
+expect 0 "$RCOORD" sem take dec --limit 010 --json
+assert_eq "$(json_field "$OUT" limit)" 10
+pass "bad TTLs, rates, bursts, costs, limits and counts exit 2 (and write nothing); integers are decimal"
+
+# --- durations past the limit are too long, not malformed --------------------------------
+for v in 100000000h 87601h 99999999999999999999; do
+  refused 2 "$RCOORD" lock acquire n --ttl "$v"
+  assert_contains "$ERR" "'$v' is too long"
+  refused 2 "$RCOORD" lock acquire n --wait "$v"
+  assert_contains "$ERR" "is too long"
+  refused 2 "$RCOORD" --timeout "$v" lock status n
+  assert_contains "$ERR" "is too long"
+done
+refused 2 "$RCOORD" lock acquire n --ttl 5x
+assert_contains "$ERR" "bad duration"
+pass "a duration over 10 years is 'too long'"
+
+# --- --watch has a floor ----------------------------------------------------------------------
+for v in 0.5ms 99ms 0; do
+  refused 2 "$RCOORD" lock status n --watch "$v"
+  assert_contains "$ERR" "too short"
+done
+pass "--watch below 100ms exits 2"
 
 # --- malformed and hostile URLs -------------------------------------------------------------
 k10=$(printf 'a%.0s' $(seq 10240))
@@ -221,11 +277,45 @@ for url in redis://127.0.0.1:0 redis://127.0.0.1:-1 redis://127.0.0.1:65536 \
 done
 expect 2 "$RCOORD" --url 'redis://u:s3cret%zz@127.0.0.1:1' lock status x
 case "$ERR" in *s3cret*) fail "a password appeared in a URL error" ;; esac
+# Mistyped URLs, wherever they come from, never show their password.
+for url in 'redis//:s3cret@127.0.0.1' 'redis:/u:s3cret@127.0.0.1' 'redis:s3cret@h' \
+  'redis://u:s3cret/x@127.0.0.1' 'redis://u:s3c?ret@127.0.0.1' 'redis://127.0.0.1:x?password=s3c@ret' \
+  'xx:s3cret@h://' 'redis://u:s3cret@127.0.0.1:1:2'; do
+  refused 2 "$RCOORD" --url "$url" lock status x
+  case "$ERR" in *s3c*|*ret*) fail "a password appeared: $ERR" ;; esac
+  printf 'url = %s\n' "$url" >"$TEST_TMP/unquoted.toml"
+  refused 2 "$RCOORD" --config "$TEST_TMP/unquoted.toml" lock status x
+  case "$ERR" in *s3c*|*ret*) fail "a password appeared from the config file: $ERR" ;; esac
+  RCOORD_URL=$url refused 2 "$RCOORD" lock status x
+  case "$ERR" in *s3c*|*ret*) fail "a password appeared from RCOORD_URL: $ERR" ;; esac
+done
+refused 2 "$RCOORD" --sentinel 'u:s3cret@127.0.0.1:1' --sentinel-master m lock status x
+case "$ERR" in *s3c*) fail "a password appeared in a --sentinel error: $ERR" ;; esac
+# One port; no NUL or control byte in a host or a socket path.
+for url in redis://127.0.0.1:1:2 'redis://::1:6379' 'redis://a%00b:1' 'redis://a%0ab:1' \
+  'unix:///tmp/a%00b.sock'; do
+  refused 2 "$RCOORD" --url "$url" lock status x
+  assert_contains "$ERR" "bad URL"
+done
+# The same master twice is no Redlock.
+refused 2 "$RCOORD" -u "$R_URL" -u "$R_URL" -u "redis://127.0.0.1:$(free_port)" lock status x
+assert_contains "$ERR" "given twice"
+refused 2 "$RCOORD" -u "$R_URL" -u "redis://127.0.0.1:$R_PORT/2" -u "$R_URL/3" lock status x
+assert_contains "$ERR" "given twice"
 # percent-encoding is decoded where it is allowed
 expect 1 "$RCOORD" --url "redis://%31%32%37.0.0.1:$R_PORT" lock status x
 refused 3 "$RCOORD" --url "unix://$TEST_TMP/no.sock" lock status x
 refused 3 "$RCOORD" --url "redis://[::1]:$(free_port)" --timeout 1s lock status x
 pass "malformed and hostile URLs exit 2 before any connection"
+
+# --- prefixes ----------------------------------------------------------------------------------
+for prefix in 'a{' 'a}' '{x}:' 'x{y}z'; do
+  refused 2 "$RCOORD" --prefix "$prefix" lock acquire x
+  assert_contains "$ERR" "--prefix"
+  printf 'prefix = "%s"\n' "$prefix" >"$TEST_TMP/prefix.toml"
+  refused 2 "$RCOORD" --config "$TEST_TMP/prefix.toml" lock acquire x
+done
+pass "a --prefix holding a brace exits 2"
 
 # --- unreadable password and config files ---------------------------------------------------
 mkdir -p "$TEST_TMP/a-dir"
@@ -245,7 +335,24 @@ printf 'url = "\n' >"$TEST_TMP/open.toml"
 refused 2 "$RCOORD" --config "$TEST_TMP/open.toml" lock status x
 printf 'prefix = "a\\u0000b"\n' >"$TEST_TMP/escape.toml"
 refused 2 "$RCOORD" --config "$TEST_TMP/escape.toml" lock status x
-pass "unreadable and malformed password and config files exit 2"
+# Bounded: a device without end, a large file, a directory. Exit 2, never memory without end.
+refused 2 "$RCOORD" --password-file /dev/zero lock status x
+assert_contains "$ERR" "password file '/dev/zero' is larger than 64 KiB"
+refused 2 "$RCOORD" --config /dev/zero lock status x
+assert_contains "$ERR" "config file '/dev/zero' is larger than 1 MiB"
+refused 2 "$RCOORD" queue push big-file --file /dev/zero
+assert_contains "$ERR" "--file '/dev/zero' is larger than 512 MiB"
+truncate -s 600M "$TEST_TMP/sparse"
+refused 2 "$RCOORD" queue push big-file --file "$TEST_TMP/sparse"
+assert_contains "$ERR" "is larger than 512 MiB"
+refused 2 "$RCOORD" queue push big-file --file - <"$TEST_TMP/sparse"
+refused 2 "$RCOORD" queue push big-file --file "$TEST_TMP/a-dir"
+assert_contains "$ERR" "cannot read --file"
+truncate -s 2M "$TEST_TMP/big.toml"
+refused 2 "$RCOORD" --config "$TEST_TMP/big.toml" lock status x
+expect 0 "$RCOORD" queue len big-file
+assert_eq "$OUT" 0 "nothing was pushed"
+pass "unreadable, malformed, endless and large password, config and message files exit 2"
 
 # --- servers that are not Redis, or close mid-reply -----------------------------------------
 # A listener on 127.0.0.1 that answers every connection in one of several bad ways.

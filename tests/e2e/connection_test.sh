@@ -85,6 +85,17 @@ expect 2 "$RCOORD" --url "$AUTH_URL" --password-file "$TEST_TMP/missing" lock ac
 assert_contains "$ERR" "cannot read password file"
 pass "passwords and ACL users from every source"
 
+# Without a password every verb is an authentication failure (exit 3 and the hint), also
+# those that pipeline and decode their own replies (bloom, complete recent): never exit 4.
+for cmd in "bloom add f x" "bloom test f x" "bloom info f" "bloom reserve f --capacity 10 --error-rate 0.1" \
+  "pf count p" "complete recent suggest r x" "ls" "queue stats q" "lock status l"; do
+  # shellcheck disable=SC2086
+  expect 3 "$RCOORD" --url "$AUTH_URL" $cmd </dev/null
+  assert_contains "$ERR" "authentication required"
+  assert_contains "$ERR" "check --user and the password"
+done
+pass "a missing password is exit 3 with the hint for every verb, bloom included"
+
 # the password never appears in argv with --password-file or RCOORD_PASSWORD
 "$RCOORD" --url "$AUTH_URL" --password-file "$TEST_TMP/pw" lock run ps1 -- sleep 2 &
 p1=$!

@@ -5,7 +5,7 @@ start_redis R
 export RCOORD_URL=$R_URL
 
 # --- holder crash --------------------------------------------------------------------------
-"$RCOORD" lock run crash --ttl 2s -- sleep 30 &
+"$RCOORD" --timeout 500ms lock run crash --ttl 2s -- sleep 30 &
 runner=$!
 track $runner
 wait_until 10 "$RCOORD" lock status crash || fail "run never took the lock"
@@ -29,7 +29,7 @@ trap 'echo TERM >"$TEST_TMP/got-term"; exit 143' TERM
 sleep 30 &
 wait
 SH
-"$RCOORD" lock run lost --ttl 3s -- sh "$TEST_TMP/victim.sh" 2>"$TEST_TMP/lost.err" &
+"$RCOORD" --timeout 500ms lock run lost --ttl 3s -- sh "$TEST_TMP/victim.sh" 2>"$TEST_TMP/lost.err" &
 runner=$!
 track $runner
 wait_until 10 "$RCOORD" lock status lost || fail "run never took the lock"
@@ -48,7 +48,7 @@ assert_contains "$(cat "$TEST_TMP/lost.err")" "lock 'lost' was lost"
 pass "break while running: child got SIGTERM, exit 5 after ${took}ms"
 
 # --- loss when another holder took it (key replaced) ---------------------------------------
-"$RCOORD" lock run stolen --ttl 1500ms -- sleep 30 &
+"$RCOORD" --timeout 300ms lock run stolen --ttl 1500ms -- sleep 30 &
 runner=$!
 track $runner
 wait_until 10 "$RCOORD" lock status stolen || fail "run never took the lock"
@@ -62,7 +62,7 @@ assert_eq "$(redis-cli -p "$R_PORT" hget 'rcoord:{lock:stolen}' token)" someone-
 pass "another holder: exit 5, the other holder's lock untouched"
 
 # --- a child that ignores SIGTERM is killed after --kill-grace, with its group --------------
-"$RCOORD" lock run stubborn --ttl 1500ms --kill-grace 1s -- \
+"$RCOORD" --timeout 300ms lock run stubborn --ttl 1500ms --kill-grace 1s -- \
   sh -c 'trap "" TERM; sleep 30 & echo $! >"$0"; wait; wait' "$TEST_TMP/stubborn.pid" &
 runner=$!
 track $runner

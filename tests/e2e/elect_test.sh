@@ -145,7 +145,7 @@ pass "run: RCOORD_TERM/ELECTION/ID, the command's exit code, steps down after"
 # run: another leader means exit 1 (or -E); the same id in another process is not shared
 # The command runs until told to stop (a fixed `sleep 2` could end during the checks below
 # when sanitized processes start slowly).
-"$RCOORD" elect run job --id a --ttl 1s -- sh -c 'while [ ! -e "$0" ]; do sleep 0.05; done' \
+"$RCOORD" --timeout 300ms elect run job --id a --ttl 1s -- sh -c 'while [ ! -e "$0" ]; do sleep 0.05; done' \
   "$TEST_TMP/stop-job" &
 runner=$!
 track $runner
@@ -165,7 +165,7 @@ expect 1 "$RCOORD" elect status job
 pass "run: not leader exits 1 or -E; a 1s lease renewed past its TTL; no sharing of one id"
 
 # run: loss of leadership terminates the command and exits 5
-"$RCOORD" elect run lose --id a --ttl 600ms --kill-grace 2s -- sh -c 'trap "echo got-term >>\"$0\"; exit 0" TERM; while :; do sleep 0.05; done' "$TEST_TMP/lose.log" &
+"$RCOORD" --timeout 200ms elect run lose --id a --ttl 1s --kill-grace 500ms -- sh -c 'trap "echo got-term >>\"$0\"; exit 0" TERM; while :; do sleep 0.05; done' "$TEST_TMP/lose.log" &
 runner=$!
 track $runner
 wait_until 10 "$RCOORD" elect status lose
@@ -179,7 +179,7 @@ set -e
 took=$(($(now_ms) - start))
 assert_eq "$code" 5 "exit code on loss"
 assert_eq "$(cat "$TEST_TMP/lose.log")" got-term "the command got SIGTERM"
-[ "$took" -lt "$(scaled 1500)" ] || fail "loss noticed after ${took}ms with a 600ms lease"
+[ "$took" -lt "$(scaled 1500)" ] || fail "loss noticed after ${took}ms with a 1s lease"
 expect 0 "$RCOORD" elect status lose --json
 assert_eq "$(json_field "$OUT" id)" thief "the new leader is left alone"
 pass "run: loss of leadership gives SIGTERM and exit 5 (${took}ms)"
@@ -208,7 +208,7 @@ loops=()
 for i in 1 2 3 4 5; do
   (
     while [ "$(now_ms)" -lt "$end" ]; do
-      "$RCOORD" elect run one --id "p$i" --ttl 1s --wait 2s -- bash -c '
+      "$RCOORD" --timeout 300ms elect run one --id "p$i" --ttl 1s --wait 2s -- bash -c '
         echo "start $(date +%s%3N) $RCOORD_TERM $RCOORD_ID" >>"$0"
         sleep "0.$((RANDOM % 3 + 1))"
         echo "stop $(date +%s%3N) $RCOORD_TERM $RCOORD_ID" >>"$0"' "$LOG" || true
@@ -240,7 +240,7 @@ LOG=$TEST_TMP/crash.log
 : >"$LOG"
 declare -A runner_of
 for i in 1 2 3 4 5; do
-  "$RCOORD" elect run crash --id "c$i" --ttl 1s --wait forever -- bash -c '
+  "$RCOORD" --timeout 300ms elect run crash --id "c$i" --ttl 1s --wait forever -- bash -c '
     echo "start $(date +%s%3N) $RCOORD_TERM $$ $1" >>"$0"; exec sleep 600' "$LOG" "$i" &
   runner_of[$i]=$!
   track $!

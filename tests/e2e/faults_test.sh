@@ -22,7 +22,8 @@ for verb in "lock run held --ttl 1500ms" "sem run held --limit 2 --ttl 1500ms" \
   "elect run held --id me --ttl 1500ms"; do
   rm -f "$TEST_TMP/got-term"
   # shellcheck disable=SC2086
-  "$RCOORD" $verb -- sh -c 'trap "touch $0; exit 143" TERM; sleep 30 & wait' "$TEST_TMP/got-term" \
+  "$RCOORD" --timeout 300ms $verb -- sh -c 'trap "touch $0; exit 143" TERM; sleep 30 & wait' \
+    "$TEST_TMP/got-term" \
     2>"$TEST_TMP/err" &
   runner=$!
   track $runner
@@ -50,7 +51,7 @@ if [ "\$msg" = slow ]; then
 fi
 SH
 expect 0 "$RCOORD" queue push jobs slow
-"$RCOORD" queue consume jobs --ack-timeout 1500ms -- sh "$TEST_TMP/handle.sh" \
+"$RCOORD" --timeout 300ms queue consume jobs --ack-timeout 1500ms -- sh "$TEST_TMP/handle.sh" \
   2>"$TEST_TMP/consume.err" &
 consumer=$!
 track $consumer

@@ -16,7 +16,7 @@ assert_contains "$ERR" "no objects match"
 "$RCOORD" pf add visitors x y z >/dev/null
 "$RCOORD" complete add cities Paris Rome >/dev/null
 "$RCOORD" queue push jobs one two >/dev/null
-"$RCOORD" elect campaign svc --id host-a >/dev/null
+"$RCOORD" elect campaign svc --id host-a --ttl 10m >/dev/null # (the default 10s could pass)
 "$RCOORD" latch init ci --count 3 >/dev/null
 redis-cli -p "$R_PORT" set 'other:{lock:not-ours}' x >/dev/null   # another prefix
 
@@ -55,6 +55,41 @@ assert_contains "$OUT" "deploy-web"
 expect 1 "$RCOORD" ls 'deploy-*' --type sem
 expect 2 "$RCOORD" ls --type widget
 pass "glob and --type filter"
+
+# The glob matches the whole name, checked after SCAN: SCAN's MATCH (`{*:fence}*`) lets the type's
+# `*` swallow part of a name, so `ls fence` once listed the lock `a:fence`.
+"$RCOORD" lock acquire a:fence >/dev/null
+"$RCOORD" lock acquire fence2 >/dev/null
+expect 1 "$RCOORD" ls fence
+assert_eq "$OUT" "" "ls fence lists nothing"
+expect 0 "$RCOORD" ls '*fence'
+assert_lines "$OUT" 1
+assert_contains "$OUT" "a:fence"
+expect 0 "$RCOORD" ls 'fence?'
+assert_lines "$OUT" 1
+assert_contains "$OUT" "fence2"
+expect 1 "$RCOORD" ls 'lock:*'  # the type is not part of the name
+pass "the glob matches the whole name (ls fence does not list a:fence)"
+
+# A name is printed escaped: a newline cannot forge a line of ls or a field of a status.
+"$RCOORD" lock acquire $'forged\nlock      evil  held by x' >/dev/null
+"$RCOORD" sem take $'s\nholders: fake' --limit 2 >/dev/null
+expect 0 "$RCOORD" ls 'forged*'
+assert_lines "$OUT" 1 "one object, one line"
+assert_contains "$OUT" 'forged\nlock      evil  held by x  held by'
+expect 0 "$RCOORD" ls $'s\n*' --type sem
+assert_lines "$OUT" 1
+expect 0 "$RCOORD" lock status $'forged\nlock      evil  held by x'
+assert_eq "$(echo "$OUT" | grep -c '^held:')" 1 "one held: line"
+assert_contains "$OUT" 'name: forged\nlock      evil  held by x'
+expect 0 "$RCOORD" sem status $'s\nholders: fake'
+assert_eq "$(echo "$OUT" | grep -c '^holders:')" 1 "one holders: line"
+"$RCOORD" lock acquire 'back\slash' >/dev/null
+expect 0 "$RCOORD" ls 'back*'
+assert_contains "$OUT" 'back\\slash'
+expect 0 "$RCOORD" ls 'forged*' --json
+assert_eq "$(json_field "$OUT" name)" $'forged\nlock      evil  held by x' "JSON keeps the name exact"
+pass "names are printed escaped in ls and status lines; JSON keeps them exact"
 
 # 2500 locks: several SCAN pages; each is listed exactly once
 printf 'HSET rcoord:{lock:bulk-%d} token t%d fence 1\n' $(seq 1 2500 | awk '{print $1, $1}') |

@@ -6,12 +6,12 @@ export RCOORD_URL=$R_URL
 
 # --- bloom reserve --------------------------------------------------------------------------
 expect 0 "$RCOORD" bloom reserve urls --capacity 100000 --error-rate 0.01
-assert_contains "$OUT" "bits: 958506"
+assert_contains "$OUT" "bits: 959296"
 assert_contains "$OUT" "hashes: 7"
-assert_contains "$OUT" "bytes: 119814"
+assert_contains "$OUT" "bytes: 119912"
 expect 1 "$RCOORD" --json bloom reserve urls --capacity 5 --error-rate 0.5
 assert_eq "$(json_field "$OUT" reserved)" false
-assert_eq "$(json_field "$OUT" bits)" 958506
+assert_eq "$(json_field "$OUT" bits)" 959296
 expect 2 "$RCOORD" bloom reserve x --capacity 100 --error-rate 1.5
 assert_contains "$ERR" "--error-rate"
 expect 2 "$RCOORD" bloom reserve x --capacity 0 --error-rate 0.01
@@ -70,6 +70,35 @@ expect 1 "$RCOORD" --json bloom add tiny 40
 assert_contains "$OUT" '"full":true'
 expect 0 "$RCOORD" bloom add tiny 1
 pass "a nonscaling filter refuses new items when full (exit 1)"
+
+# A scalable filter at its layer cap (64 layers: with --expansion 1, 64 x capacity) is full in the
+# same way: adds refused (exit 1, saying why), test and info go on working.
+expect 0 "$RCOORD" bloom reserve capped --capacity 3 --error-rate 0.01 --expansion 1
+seq 1 400 | sed 's/^/c/' >"$TEST_TMP/capped"
+expect 1 bash -c "\"$RCOORD\" bloom add capped --json < '$TEST_TMP/capped' > '$TEST_TMP/capped.json'"
+grep '"added":true' "$TEST_TMP/capped.json" | cut -d'"' -f4 >"$TEST_TMP/capped.added"
+assert_eq "$(wc -l <"$TEST_TMP/capped.added")" 192 "added: 64 layers of 3"
+[ "$(grep -c '"full":true' "$TEST_TMP/capped.json")" -gt 100 ] || fail "too few refused"
+expect 1 "$RCOORD" bloom add capped c401
+assert_contains "$ERR" "bloom filter 'capped' is full (it has 64 layers, the most a filter may have)"
+expect 1 "$RCOORD" --json bloom add capped c402
+assert_contains "$OUT" '"full":true'
+expect 0 "$RCOORD" --json bloom info capped
+assert_eq "$(json_field "$OUT" layers)" 64
+assert_eq "$(json_field "$OUT" items)" 192
+expect 0 bash -c "\"$RCOORD\" bloom test capped --summary < '$TEST_TMP/capped.added'"
+assert_contains "$OUT" "items: 192"
+assert_contains "$OUT" "absent: 0"
+pass "a scalable filter at its layer cap refuses adds (exit 1) and stays readable"
+
+# JSON never replaces an item's bytes silently: one that is not UTF-8 comes with item_base64.
+printf 'ok\n\377\376bin\n' >"$TEST_TMP/binary-items"
+expect 0 bash -c "\"$RCOORD\" bloom add bin --json < '$TEST_TMP/binary-items'"
+assert_eq "$(echo "$OUT" | head -1)" '{"item":"ok","added":true}'
+assert_eq "$(echo "$OUT" | tail -1 | python3 -c 'import json,sys,base64; print(base64.b64decode(json.load(sys.stdin)["item_base64"]).hex())')" fffe62696e
+expect 0 bash -c "\"$RCOORD\" bloom test bin --json < '$TEST_TMP/binary-items'"
+assert_contains "$(echo "$OUT" | tail -1)" '"item_base64":"//5iaW4=","present":true'
+pass "bloom JSON: item_base64 for items that are not UTF-8"
 
 redis-cli -p "$R_PORT" RPUSH 'rcoord:{bloom:wrong}' x >/dev/null
 expect 4 "$RCOORD" bloom add wrong a
@@ -167,3 +196,22 @@ assert_eq "$OUT" '{"item":"bob"}'
 redis-cli -p "$R_PORT" SET 'rcoord:{complete:str}' plain >/dev/null
 expect 4 "$RCOORD" complete add str a
 pass "complete add, suggest (UTF-8, case, scores, limit), remove, recent"
+
+# Terms are bytes: a prefix of 0xFF bytes finds its terms, and JSON gives term_base64 for
+# terms that are not UTF-8.
+printf '\377\377ab\n\377z\n\376\n' >"$TEST_TMP/ff-terms"
+expect 0 bash -c "\"$RCOORD\" complete add ff --json < '$TEST_TMP/ff-terms'"
+assert_contains "$OUT" '"term_base64":"//9hYg=="'
+expect 0 "$RCOORD" complete suggest ff $'\377' --json
+assert_lines "$OUT" 2
+assert_contains "$OUT" '"term_base64":"//9hYg=="'
+assert_contains "$OUT" '"term_base64":"/3o="'
+expect 0 "$RCOORD" complete suggest ff $'\377\377'
+assert_eq "$OUT" $'\377\377ab'
+expect 0 "$RCOORD" complete suggest ff ''
+assert_lines "$OUT" 3
+expect 0 "$RCOORD" complete recent push rff $'\377x' --json
+assert_contains "$OUT" '"item_base64":"/3g="'
+expect 0 "$RCOORD" complete recent suggest rff $'\377' --json
+assert_contains "$OUT" '"item_base64":"/3g="'
+pass "complete: prefixes of 0xFF bytes, term_base64 in JSON"

@@ -31,7 +31,7 @@ worker_pids=()
 start_worker() {
   (
     export WORKER=$BASHPID
-    exec "$RCOORD" queue consume nums --ack-timeout 3s --max-attempts 1000 -- \
+    exec "$RCOORD" queue consume nums --ack-timeout 4s --max-attempts 1000 -- \
       bash "$TEST_TMP/handle.sh" 2>>"$TEST_TMP/workers.err"
   ) &
   worker_pids[$1]=$!
@@ -71,7 +71,7 @@ done
 for p in "${producer_pids[@]}"; do wait "$p"; done
 [ ! -s "$TEST_TMP/errors" ] || fail "$(cat "$TEST_TMP/errors")"
 
-# Let the survivors finish everything (leases of killed workers run out after 3 s).
+# Let the survivors finish everything (leases of killed workers run out after 4 s).
 drained() {
   [ "$("$RCOORD" queue stats nums)" = $'ready: 0\ndelayed: 0\nin_flight: 0\ndead: 0' ]
 }

@@ -156,13 +156,13 @@ pass "consume --max-messages exits with the last command's status; --retry-delay
 
 # a slow command keeps its message: the lease is renewed while it runs
 "$RCOORD" queue push slow m >/dev/null
-"$RCOORD" queue consume slow --ack-timeout 600ms --max-messages 1 -- \
+"$RCOORD" --timeout 250ms queue consume slow --ack-timeout 1s --max-messages 1 -- \
   sh -c 'cat >/dev/null; while [ ! -e "$0" ]; do sleep 0.05; done' "$TEST_TMP/stop-slow" &
 slow=$!
 track $slow
 in_flight_is() { "$RCOORD" queue stats "$1" | grep -qx "in_flight: $2"; }
 wait_until 20 in_flight_is slow 1 || fail "the slow consumer never took the message"
-sleep 1  # past the 600 ms lease: still in flight only if renewed
+sleep 1.5  # past the 1s lease: still in flight only if renewed
 expect 1 "$RCOORD" queue pop slow --ack-timeout 10s
 touch "$TEST_TMP/stop-slow"
 wait $slow || fail "the slow consumer failed"

@@ -139,9 +139,13 @@ read -r tok fence <<<"$OUT"
 [ "$fence" -gt 0 ] || fail "RCOORD_FENCE: $OUT"
 for n in 1 2 3 4 5; do expect 1 on $n lock status runjob; done
 pass "lock run: child's code, RCOORD_TOKEN/FENCE, released on every node"
+expect 127 rl lock run nocmd --min-hold 1h -- /nonexistent/cmd
+for n in 1 2 3 4 5; do expect 1 on $n lock status nocmd; done
+pass "lock run with a command that cannot run takes the Redlock nowhere"
 
 # lock run renews by Redlock extend; losing the quorum (broken on 3 nodes) is exit 5
-rl lock run lost --ttl 3s --kill-grace 1s -- sleep 30 >"$TEST_TMP/lost.out" 2>"$TEST_TMP/lost.err" &
+rl --timeout 500ms lock run lost --ttl 3s --kill-grace 1s -- sleep 30 >"$TEST_TMP/lost.out" \
+  2>"$TEST_TMP/lost.err" &
 runner=$!
 track $runner
 wait_until 5 rl lock status lost || fail "lock run never took the lock"

@@ -26,6 +26,25 @@ expect 126 "$RCOORD" lock run job -- "$TEST_TMP/noexec"
 expect 1 "$RCOORD" lock status job
 pass "signal and exec failure codes; lock released each time"
 
+# A command that cannot run is found out before anything is taken: with --min-hold 1h the lock
+# would otherwise stay held for the hour (a fence handed out proves a take).
+expect 127 "$RCOORD" lock run mh --min-hold 1h -- /nonexistent/cmd
+assert_contains "$ERR" "nothing was taken"
+expect 127 "$RCOORD" lock run mh --min-hold 1h -- no-such-command-anywhere
+mkdir -p "$TEST_TMP/a-dir"
+expect 126 "$RCOORD" lock run mh --min-hold 1h -- "$TEST_TMP/a-dir"
+expect 126 "$RCOORD" lock run mh --min-hold 1h -- "$TEST_TMP/noexec"
+expect 127 "$RCOORD" lock run mh --shared --min-hold 1h -- /nonexistent/cmd
+expect 127 "$RCOORD" sem run smh --limit 1 -- /nonexistent/cmd
+expect 127 "$RCOORD" elect run emh --id a -- /nonexistent/cmd
+expect 0 "$RCOORD" lock acquire mh --json
+assert_eq "$(json_field "$OUT" fence)" 1 "the lock was never taken before"
+expect 1 "$RCOORD" sem status smh --json
+assert_eq "$(json_field "$OUT" in_use)" 0 "no permit was taken"
+expect 0 "$RCOORD" elect campaign emh --id b --json
+assert_eq "$(json_field "$OUT" term)" 1 "nobody led before"
+pass "a command that cannot run takes nothing (127/126 as before), for every run form"
+
 # busy: exit 1, or --conflict-exit-code; the command does not run
 expect 0 "$RCOORD" lock acquire job --ttl 10s
 holder=$OUT
@@ -52,7 +71,7 @@ pass "--wait runs after the release (${took}ms)"
 # renewal: a 1.5s lease outlives itself while the command runs, and is gone after
 # (the margins allow for a loaded machine running a sanitizer build)
 # (the command runs until told to stop, so slow checks cannot outlast it)
-"$RCOORD" lock run renew --ttl 2s -- sh -c 'while [ ! -e "$0" ]; do sleep 0.05; done' \
+"$RCOORD" --timeout 500ms lock run renew --ttl 2s -- sh -c 'while [ ! -e "$0" ]; do sleep 0.05; done' \
   "$TEST_TMP/stop-renew" &
 runner=$!
 track $runner

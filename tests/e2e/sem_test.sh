@@ -68,7 +68,7 @@ assert_eq "$(json_field "$OUT" in_use)" 3
 pass "--permits 2 taken all at once, not starved by a later --permits 1"
 
 # --- permit loss: removing the holder terminates the command, exit 5 -----------------------
-"$RCOORD" sem run lost --limit 2 --ttl 1500ms -- sh -c 'trap "touch $0; exit 143" TERM; sleep 30 & wait' "$TEST_TMP/got-term" &
+"$RCOORD" --timeout 300ms sem run lost --limit 2 --ttl 1500ms -- sh -c 'trap "touch $0; exit 143" TERM; sleep 30 & wait' "$TEST_TMP/got-term" &
 runner=$!
 track $runner
 wait_until 10 "$RCOORD" sem status lost || fail "sem run never took a permit"
@@ -84,7 +84,7 @@ assert_eq "$code" 5 "exit code after losing the permit"
 pass "permit removed by an operator: command terminated, exit 5"
 
 # --- holder crash: its permit is reclaimed when the lease ends -----------------------------
-"$RCOORD" sem run crash --limit 1 --ttl 1s -- sleep 30 &
+"$RCOORD" --timeout 300ms sem run crash --limit 1 --ttl 1s -- sleep 30 &
 runner=$!
 track $runner
 wait_until 10 "$RCOORD" sem status crash || fail "sem run never took a permit"

@@ -77,15 +77,15 @@ TEST_CASE_FIXTURE(Fixture, "every bloom/complete script loads under its embedded
 TEST_CASE_FIXTURE(Fixture, "bloom reserve: sizes, exists already, bad options") {
   auto r = bloom::reserve(conn, keys, "f", {100000, 0.01, 2, false});
   CHECK(r.reserved);
-  CHECK(r.bits == 958506);
+  CHECK(r.bits == 959296);
   CHECK(r.hashes == 7);
-  CHECK(r.bytes == 119814);
+  CHECK(r.bytes == 119912);
   auto again = bloom::reserve(conn, keys, "f", {5, 0.5, 2, false});
   CHECK_FALSE(again.reserved);
-  CHECK(again.bits == 958506);  // the existing filter's figures
+  CHECK(again.bits == 959296);  // the existing filter's figures
   // The bitmap is allocated in full at once.
   auto len = conn.command({"STRLEN", keys.aux("bloom", "f", "0")});
-  CHECK(rcoord::reply_integer(len.get()) == 119814);
+  CHECK(rcoord::reply_integer(len.get()) == 119912);
 
   auto usage = [&](bloom::ReserveOptions o) {
     try {
@@ -190,6 +190,62 @@ TEST_CASE_FIXTURE(Fixture, "a nonscaling bloom filter refuses new items when ful
   CHECK(info.nonscaling);
   CHECK(info.layers == 1);
   CHECK(info.items == 100);
+}
+
+TEST_CASE_FIXTURE(Fixture, "a scalable bloom filter at its layer cap is full, and stays readable") {
+  // --expansion 1: every layer holds 50 items, so the cap is reached at 64 x 50.
+  bloom::reserve(conn, keys, "capped", {50, 0.01, 1, false});
+  auto items = numbered("c", 0, 4000);
+  auto results = add_all(conn, keys, "capped", items);
+  std::vector<std::string> added;
+  std::size_t refused = 0;
+  for (const auto& r : results) {
+    if (r.yes) added.push_back(r.item);
+    refused += r.full ? 1 : 0;
+  }
+  CHECK(added.size() == 50 * bloom::kMaxLayers);
+  CHECK(refused > 500);
+  bloom::Meta meta;
+  REQUIRE(bloom::read_meta(conn, keys, "capped", meta));
+  CHECK(meta.layers.size() == bloom::kMaxLayers);
+  for (const auto& l : meta.layers) CHECK(l.items == 50);
+  // Test and info keep working; nothing added was lost.
+  CHECK(count_present(conn, keys, "capped", added) == added.size());
+  auto info = bloom::info(conn, keys, "capped");
+  CHECK(info.layers == static_cast<std::int64_t>(bloom::kMaxLayers));
+  CHECK(info.items == static_cast<std::int64_t>(added.size()));
+  // Later adds are refused too, and change nothing.
+  for (const auto& r : add_all(conn, keys, "capped", numbered("later", 0, 100))) CHECK_FALSE(r.yes);
+  REQUIRE(bloom::read_meta(conn, keys, "capped", meta));
+  CHECK(meta.layers.size() == bloom::kMaxLayers);
+  CHECK(meta.items == static_cast<std::int64_t>(added.size()));
+  // The rate promised at reserve time holds at the cap: the layers' rates (1%, 0.5%, ...)
+  // add up to less than 2%; measured within the 1.5x the guarantees allow for sampling.
+  auto others = numbered("other-", 0, 5000);
+  double fpr = static_cast<double>(count_present(conn, keys, "capped", others)) / 5000.0;
+  MESSAGE("false-positive rate at the layer cap: " << fpr);
+  CHECK(fpr <= 0.03);
+}
+
+TEST_CASE_FIXTURE(Fixture, "a filter an older rcoord let grow past the cap stays readable") {
+  bloom::reserve(conn, keys, "grown", {2, 0.01, 1, false});
+  add_all(conn, keys, "grown", numbered("g", 0, 400));
+  // One layer past the cap, as the bloom_grant script of older versions created it.
+  std::string meta_key = keys.object("bloom", "grown");
+  auto l = bloom::next_layer({2, 0.01, 1, 0, {}}, bloom::kMaxLayers);
+  CHECK(l.bits == 0);
+  std::string n = std::to_string(bloom::kMaxLayers);
+  conn.command({"HSET", meta_key, "capacity:" + n, "2", "bits:" + n, "100", "hashes:" + n, "7",
+                "used:" + n, "0", "items:" + n, "0", "layers",
+                std::to_string(bloom::kMaxLayers + 1)});
+  conn.command({"SETBIT", keys.aux("bloom", "grown", n), "99", "0"});
+  auto info = bloom::info(conn, keys, "grown");
+  CHECK(info.layers == static_cast<std::int64_t>(bloom::kMaxLayers + 1));
+  CHECK(count_present(conn, keys, "grown", {"g0", "g1"}) == 2);
+  auto more = add_all(conn, keys, "grown", numbered("h", 0, 10));
+  std::size_t added_now = 0;
+  for (const auto& r : more) added_now += r.yes ? 1 : 0;
+  CHECK(added_now == 2);  // the extra layer's room, then full
 }
 
 TEST_CASE_FIXTURE(Fixture, "bloom add creates a missing filter with the defaults") {

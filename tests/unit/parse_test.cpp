@@ -2,7 +2,9 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "duration.hpp"
 #include "errors.hpp"
@@ -196,4 +198,97 @@ TEST_CASE("parse_address reads a sentinel's HOST:PORT") {
       CHECK(std::string(e.what()).find("--sentinel") != std::string::npos);
     }
   }
+}
+
+TEST_CASE("parse_decimal reads decimal only: leading zeros are decimal, no hex or octal") {
+  CHECK(rcoord::parse_decimal("10") == 10);
+  CHECK(rcoord::parse_decimal("010") == 10);
+  CHECK(rcoord::parse_decimal("0") == 0);
+  CHECK(rcoord::parse_decimal("-5") == -5);
+  CHECK(rcoord::parse_decimal("9223372036854775807") == INT64_MAX);
+  for (const char* bad : {"0x10", "0X10", "+5", " 5", "5 ", "1e3", "1.0", "", "-", "0b1", "10k",
+                          "99999999999999999999"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(rcoord::parse_decimal(bad));
+  }
+  CHECK(rcoord::is_decimal("99999999999999999999"));  // too large, not malformed
+  CHECK_FALSE(rcoord::is_decimal("0x10"));
+}
+
+TEST_CASE("parse_decimal_real reads decimal numbers, never hex, inf or nan") {
+  CHECK(rcoord::parse_decimal_real("0.01") == doctest::Approx(0.01));
+  CHECK(rcoord::parse_decimal_real(".5") == doctest::Approx(0.5));
+  CHECK(rcoord::parse_decimal_real("1e-3") == doctest::Approx(0.001));
+  CHECK(rcoord::parse_decimal_real("-2") == doctest::Approx(-2));
+  CHECK(rcoord::parse_decimal_real("007") == doctest::Approx(7));
+  for (const char* bad : {"0x1p-7", "inf", "nan", "1e", ".", "", "1e999", " 1", "1,5", "0x10"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(rcoord::parse_decimal_real(bad));
+  }
+}
+
+TEST_CASE("a duration over the limit is too long, not malformed") {
+  CHECK(rcoord::parse_duration("87600h") == Millis(87600LL * 3600 * 1000));
+  for (const char* long_one : {"87601h", "100000000h", "99999999999999999999",
+                               "0000000000000000000000000000000000100000000h"}) {
+    CAPTURE(long_one);
+    CHECK_FALSE(rcoord::parse_duration(long_one));
+    CHECK(rcoord::duration_too_long(long_one));
+    try {
+      rcoord::duration_or_throw("--ttl", long_one);
+      FAIL("accepted");
+    } catch (const rcoord::Error& e) {
+      CHECK(std::string(e.what()).find("too long") != std::string::npos);
+    }
+  }
+  for (const char* bad : {"5s5s", "-1", "1e9", "abc", "1.0000000000000000000000001s"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(rcoord::duration_too_long(bad));
+  }
+  CHECK(rcoord::parse_duration("0000000000000000000001s") == 1s);
+}
+
+TEST_CASE("a password never shows, whatever the URL's shape") {
+  for (const char* url :
+       {"redis//:s3cret@host", "redis:/:s3cret@host", "redis:s3cret@host", ":s3cret@host",
+        "redis://u:s3cret/x@host", "redis://u:s3c@ret@host", "redis://u:s3cret?x@host",
+        "redis://host?password=s3cret", "redis://host?db=1&password=s3cret&user=u",
+        "redis://host?password=s3c@ret", "unix://u:s3cret@/tmp/r.sock", "rediss://s3cret@h:1"}) {
+    CAPTURE(url);
+    std::vector<std::string> shown_forms{rcoord::mask_url(url)};
+    if (std::string(url).find("://") != std::string::npos) {
+      shown_forms.push_back(rcoord::mask_urls_in(std::string("bad URL '") + url + "': x"));
+    }
+    for (const std::string& shown : shown_forms) {
+      CHECK(shown.find("s3c") == std::string::npos);
+      CHECK(shown.find("ret") == std::string::npos);
+      CHECK(shown.find("****") != std::string::npos);
+    }
+    try {
+      rcoord::parse_url(url);
+    } catch (const rcoord::Error& e) {
+      CHECK(std::string(e.what()).find("s3c") == std::string::npos);
+    }
+  }
+  // The user name stays when the URL is plainly user:password.
+  CHECK(rcoord::mask_url("redis://bob:s3cret@h") == "redis://bob:****@h");
+  CHECK(rcoord::mask_urls_in("at redis://bob:pw@h and 'rediss://x@y'") ==
+        "at redis://bob:****@h and 'rediss://****@y'");
+  CHECK(rcoord::mask_urls_in("no URL here, a@b") == "no URL here, a@b");
+}
+
+TEST_CASE("hosts: one port, no control bytes; socket paths without NUL") {
+  for (const char* bad :
+       {"redis://host:1:2", "redis://::1:6379", "redis://a%3Ab:1", "redis://a%00b:1",
+        "redis://a%0ab:1", "redis://a%1bb:1", "unix:///tmp/a%00b.sock"}) {
+    CAPTURE(bad);
+    try {
+      rcoord::parse_url(bad);
+      FAIL("accepted");
+    } catch (const rcoord::Error& e) {
+      CHECK(e.code() == rcoord::kUsage);
+    }
+  }
+  CHECK(rcoord::parse_url("redis://[::1]:6379").host == "::1");
+  CHECK(rcoord::parse_url("redis://host:7").port == 7);
 }

@@ -6,8 +6,10 @@
 
 #include "output.hpp"
 #include "queue_command.hpp"
+#include "text.hpp"
 
 namespace queue = rcoord::queue;
+using rcoord::base64;
 
 namespace {
 
@@ -59,14 +61,14 @@ TEST_CASE("bytes that are not UTF-8 come with message_base64, exact") {
 }
 
 TEST_CASE("base64 follows RFC 4648") {
-  CHECK(queue::base64("") == "");
-  CHECK(queue::base64("f") == "Zg==");
-  CHECK(queue::base64("fo") == "Zm8=");
-  CHECK(queue::base64("foo") == "Zm9v");
-  CHECK(queue::base64("foobar") == "Zm9vYmFy");
+  CHECK(base64("") == "");
+  CHECK(base64("f") == "Zg==");
+  CHECK(base64("fo") == "Zm8=");
+  CHECK(base64("foo") == "Zm9v");
+  CHECK(base64("foobar") == "Zm9vYmFy");
   std::string all;
   for (int i = 0; i < 256; ++i) all += static_cast<char>(i);
-  CHECK(unbase64(queue::base64(all)) == all);
+  CHECK(unbase64(base64(all)) == all);
 }
 
 TEST_CASE("text records: raw bytes and a terminator, or a header with the size first") {

@@ -1,0 +1,6 @@
+# The short run of scripts/jepsen-failover (which docs/guarantees.md quotes in full): two
+# Sentinel failovers without and two with --wait-replicas 1, while 8 processes contend for one
+# lock. It checks what the docs claim: with --wait-replicas 1 no two holders ever overlap and
+# no fence is reused; without, it only measures (the table is printed).
+root=$(cd "$(dirname "$0")/../.." && pwd)
+exec "$root/scripts/jepsen-failover" --failovers "${RCOORD_FAULT_ROUNDS:-2}" --check

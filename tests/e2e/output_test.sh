@@ -1,0 +1,116 @@
+# A result that cannot be written is an error, and nothing is lost: with stdout full
+# (/dev/full), closed, or a pipe whose reader is gone, every verb that takes something exits
+# non-zero and gives back what it took (a popped message goes back to the queue); other
+# verbs exit non-zero too. Exit 3 with one line; a reader that went away is exit 141 without a
+# message, as SIGPIPE would end it (rcoord ignores SIGPIPE to give back first). With SIGPIPE
+# ignored by whoever started it, --watch and elect observe stop once their reader is gone.
+source "$(dirname "$0")/lib.sh"
+start_redis R
+export RCOORD_URL=$R_URL
+
+# into DEST CMD...: runs CMD with stdout sent to DEST: `full` (/dev/full), `closed`, or
+# `gone` (a pipe whose read end is closed before CMD starts; SIGPIPE as the caller has it),
+# `gone-ignored` (the same, with SIGPIPE ignored by the caller and so by CMD). Sets RC and ERR.
+into() {
+  local dest=$1
+  shift
+  set +e
+  case $dest in
+    full) "$@" >/dev/full 2>"$TEST_TMP/err" ;;
+    closed) "$@" >&- 2>"$TEST_TMP/err" ;;
+    gone | gone-ignored)
+      python3 - "$dest" "$@" 2>"$TEST_TMP/err" <<'PY'
+import os, signal, subprocess, sys
+dest, argv = sys.argv[1], sys.argv[2:]
+r, w = os.pipe()
+os.close(r)  # nobody will ever read: every write is EPIPE (or SIGPIPE)
+# Python ignores SIGPIPE itself; `gone` gives the child the default back, `gone-ignored` not.
+p = subprocess.Popen(argv, stdout=w, restore_signals=(dest == "gone"))
+os.close(w)
+try:
+    code = p.wait(timeout=20)
+except subprocess.TimeoutExpired:
+    p.kill()
+    print("still running 20 s after its reader was gone", file=sys.stderr)
+    sys.exit(99)
+sys.exit(128 - code if code < 0 else code)
+PY
+      ;;
+  esac
+  RC=$?
+  set -e
+  ERR=$(cat "$TEST_TMP/err")
+}
+
+# --- takes give back ---------------------------------------------------------------------
+for dest in full closed gone; do
+  want=3
+  [ "$dest" = gone ] && want=141
+  into $dest "$RCOORD" lock acquire "l-$dest" --ttl 1h
+  assert_eq "$RC" "$want" "lock acquire, stdout $dest ($ERR)"
+  [ "$dest" = gone ] || assert_contains "$ERR" "cannot write the result to stdout"
+  expect 1 "$RCOORD" lock status "l-$dest"
+  into $dest "$RCOORD" lock acquire "s-$dest" --ttl 1h --shared --json
+  assert_eq "$RC" "$want" "lock acquire --shared --json, stdout $dest ($ERR)"
+  expect 1 "$RCOORD" lock status "s-$dest"
+  into $dest "$RCOORD" sem take "m-$dest" --limit 1 --ttl 1h
+  assert_eq "$RC" "$want" "sem take, stdout $dest ($ERR)"
+  expect 1 "$RCOORD" sem status "m-$dest"
+  into $dest "$RCOORD" elect campaign "e-$dest" --id me --ttl 1h
+  assert_eq "$RC" "$want" "elect campaign, stdout $dest ($ERR)"
+  expect 1 "$RCOORD" elect status "e-$dest"
+  pass "lock acquire, --shared, sem take, elect campaign with stdout $dest: exit $want, nothing held"
+done
+start_redis N2
+start_redis N3
+into full "$RCOORD" -u "$R_URL" -u "$N2_URL" -u "$N3_URL" lock acquire rl --ttl 1h
+assert_eq "$RC" 3 "Redlock acquire, stdout full ($ERR)"
+for url in "$R_URL" "$N2_URL" "$N3_URL"; do expect 1 "$RCOORD" -u "$url" lock status rl; done
+pass "Redlock acquire with stdout full: exit 3, released on every node"
+
+# --- popped messages go back --------------------------------------------------------------
+for dest in full closed gone; do
+  want=3
+  [ "$dest" = gone ] && want=141
+  expect 0 "$RCOORD" queue push "q-$dest" one two
+  into $dest "$RCOORD" queue pop "q-$dest" --count 2
+  assert_eq "$RC" "$want" "plain pop, stdout $dest ($ERR)"
+  into $dest "$RCOORD" queue pop "q-$dest" --ack-timeout 1h --json
+  assert_eq "$RC" "$want" "leased pop, stdout $dest ($ERR)"
+  expect 0 "$RCOORD" queue stats "q-$dest"
+  assert_eq "$OUT" "$(printf 'ready: 2\ndelayed: 0\nin_flight: 0\ndead: 0')" "queue after pops to stdout $dest"
+  # back at the head, in order, as if never delivered (attempt 1 again)
+  expect 0 "$RCOORD" --json queue pop "q-$dest" --count 2 --ack-timeout 1m
+  assert_eq "$(head -n 1 <<<"$OUT" | python3 -c 'import json,sys; m=json.load(sys.stdin); print(m["message"], m["attempt"])')" "one 1"
+  pass "plain and leased pop with stdout $dest: exit $want, the messages are back in the queue"
+done
+
+# A plain pop acknowledges only what it wrote: the message is gone once printed.
+expect 0 "$RCOORD" queue push plain m
+expect 0 "$RCOORD" queue pop plain
+assert_eq "$OUT" m
+expect 0 "$RCOORD" queue stats plain
+assert_contains "$OUT" "in_flight: 0"
+assert_contains "$OUT" "ready: 0"
+pass "plain pop: printed, then acknowledged (nothing left in flight)"
+
+# --- other verbs exit non-zero ------------------------------------------------------------
+into full "$RCOORD" --json bloom add f x y
+assert_eq "$RC" 3 "bloom add --json, stdout full ($ERR)"
+assert_contains "$ERR" "cannot write the result to stdout"
+assert_lines "$ERR" 1 "bloom add --json: one line"
+into full "$RCOORD" lock status l-full
+assert_eq "$RC" 3 "lock status, stdout full ($ERR)"
+pass "bloom add --json and lock status with stdout full: exit 3"
+
+# --- streams stop when their reader is gone, SIGPIPE ignored or not ------------------------
+expect 0 "$RCOORD" lock acquire watched --ttl 1h
+expect 0 "$RCOORD" elect campaign watched --id me --ttl 1h
+for dest in gone gone-ignored; do
+  into $dest "$RCOORD" lock status watched --watch 100ms
+  assert_eq "$RC" 141 "lock status --watch, reader gone ($dest): $ERR"
+  into $dest "$RCOORD" elect observe watched
+  assert_eq "$RC" 141 "elect observe, reader gone ($dest): $ERR"
+  [ -z "$ERR" ] || fail "a reader that went away is not an error to report: $ERR"
+done
+pass "--watch and elect observe stop when their reader is gone, SIGPIPE ignored or not"

@@ -1,0 +1,134 @@
+# What a run form holds is given back only when its command's whole process group is gone,
+# and the command never outlives rcoord:
+#   - members still running when the command exits (`sh -c 'job & exit 0'`) get SIGTERM,
+#     then SIGKILL after --kill-grace; the lock stays held (and renewed) until they are gone;
+#   - rcoord killed with SIGKILL takes its command and the command's children with it (lock
+#     run, sem run, elect run, queue consume);
+#   - --kill-grace must fit in the lease with one --timeout (a usage error otherwise), and
+#     defaults to the smaller of 10s and TTL/3.
+source "$(dirname "$0")/lib.sh"
+start_redis R
+export RCOORD_URL=$R_URL
+
+# --- stragglers: a background job outlives the command --------------------------------------
+# It ignores SIGTERM and finishes after its own second, within the grace: the lock is held
+# until then.
+start=$(now_ms)
+expect 0 "$RCOORD" lock run bg --ttl 6s --kill-grace 3s --timeout 500ms -- \
+  sh -c 'trap "" TERM; (sleep 1; echo done >"$0") & exit 0' "$TEST_TMP/bg-done"
+took=$(($(now_ms) - start))
+[ -e "$TEST_TMP/bg-done" ] || fail "rcoord returned before the background job was gone"
+[ "$took" -ge 900 ] || fail "returned after ${took}ms, before the job's second was over"
+expect 1 "$RCOORD" lock status bg
+pass "a background job that ignores SIGTERM keeps the lock until it ends (${took}ms)"
+
+# It would run for 30s: SIGTERM at once, and it goes.
+start=$(now_ms)
+expect 0 "$RCOORD" lock run bg --ttl 3s --timeout 500ms -- sh -c 'sleep 30 & exit 0'
+took=$(($(now_ms) - start))
+[ "$took" -lt "$(scaled 2000)" ] || fail "the background sleep kept rcoord ${took}ms"
+expect 1 "$RCOORD" lock status bg
+pass "a background job still running when the command exits gets SIGTERM (${took}ms)"
+
+# It ignores SIGTERM and would run for 30s: SIGKILL after --kill-grace, then released.
+cat >"$TEST_TMP/stubborn-bg.sh" <<'SH'
+(trap '' TERM; echo $$ >"$0.pid"; exec sleep 30) &
+sleep 0.2
+exit 3
+SH
+"$RCOORD" lock run bg --ttl 3s --timeout 500ms --kill-grace 700ms -- \
+  sh "$TEST_TMP/stubborn-bg.sh" &
+runner=$!
+track $runner
+wait_until 10 test -s "$TEST_TMP/stubborn-bg.sh.pid" || fail "the background job did not start"
+bg=$(cat "$TEST_TMP/stubborn-bg.sh.pid")
+set +e
+wait $runner
+code=$?
+set -e
+assert_eq "$code" 3 "rcoord exits with the command's code"
+! alive "$bg" || fail "the background job survived SIGKILL"
+expect 1 "$RCOORD" lock status bg
+pass "a background job that ignores SIGTERM gets SIGKILL after --kill-grace; then released"
+
+# The same for sem run and elect run.
+expect 0 "$RCOORD" sem run pool --limit 1 --ttl 3s --kill-grace 2s --timeout 300ms -- \
+  sh -c 'trap "" TERM; (sleep 0.5; echo done >"$0") & exit 0' "$TEST_TMP/sem-done"
+[ -e "$TEST_TMP/sem-done" ] || fail "sem run returned before its background job ended"
+expect 1 "$RCOORD" sem status pool
+expect 0 "$RCOORD" elect run lead --id me --ttl 3s --kill-grace 2s --timeout 300ms -- \
+  sh -c 'trap "" TERM; (sleep 0.5; echo done >"$0") & exit 0' "$TEST_TMP/elect-done"
+[ -e "$TEST_TMP/elect-done" ] || fail "elect run returned before its background job ended"
+expect 1 "$RCOORD" elect status lead
+pass "sem run and elect run: held until the background job is gone"
+
+# --- rcoord killed with SIGKILL: its command and the command's children die too ------------
+cat >"$TEST_TMP/tree.sh" <<'SH'
+trap '' TERM HUP INT
+sleep 600 &
+echo "$$ $!" >"$0.pids"
+wait
+SH
+for form in "lock run tree" "sem run tree --limit 1" "elect run tree --id me" \
+  "queue consume tree"; do
+  rm -f "$TEST_TMP/tree.sh.pids"
+  [ "$form" = "queue consume tree" ] && "$RCOORD" queue push tree m >/dev/null
+  # shellcheck disable=SC2086
+  "$RCOORD" $form -- sh "$TEST_TMP/tree.sh" &
+  runner=$!
+  track $runner
+  wait_until 10 test -s "$TEST_TMP/tree.sh.pids" || fail "$form: the command did not start"
+  read -r cmd child <"$TEST_TMP/tree.sh.pids"
+  kill -9 $runner
+  killed=$(now_ms)
+  gone() { ! alive "$1" && ! alive "$2"; }
+  wait_until 5 gone "$cmd" "$child" || fail "$form: the command or its child outlived rcoord (kill -9)"
+  took=$(($(now_ms) - killed))
+  [ "$took" -lt "$(scaled 1000)" ] || fail "$form: the command outlived rcoord by ${took}ms"
+  wait $runner 2>/dev/null || true
+  pass "$form: rcoord killed -9, the command and its child died with it (${took}ms)"
+done
+
+# --- --kill-grace must fit in the lease --------------------------------------------------
+expect 2 "$RCOORD" lock run x --ttl 3s -- true
+assert_contains "$ERR" "--ttl 3s is too short to stop the command in time"
+assert_contains "$ERR" "--timeout"
+expect 2 "$RCOORD" lock run x --ttl 30s --kill-grace 29s -- true
+assert_contains "$ERR" "--kill-grace 29s does not fit --ttl 30s"
+expect 2 "$RCOORD" sem run x --limit 1 --ttl 2s -- true
+expect 2 "$RCOORD" elect run x --id me --ttl 2s -- true
+expect 2 "$RCOORD" queue consume x --ack-timeout 2s -- true
+assert_contains "$ERR" "--ack-timeout 2s is too short"
+expect 2 "$RCOORD" -u "$R_URL" -u "$R_URL/1" -u "$R_URL/2" lock run x --ttl 3s -- true
+expect 0 "$RCOORD" --timeout 500ms lock run x --ttl 3s -- true
+expect 0 "$RCOORD" lock run x --ttl 30s --kill-grace 27s --timeout 1s -- true
+for form in "lock run x --ttl 1s" "sem run x --limit 1 --ttl 1s" "elect run x --id me --ttl 1s" \
+  "queue consume x --ack-timeout 1s"; do
+  # shellcheck disable=SC2086
+  expect 2 "$RCOORD" --timeout 100ms $form --kill-grace 5s -- true
+  assert_contains "$ERR" "--kill-grace 5s does not fit"
+done
+expect 1 "$RCOORD" lock status x
+pass "a --kill-grace (or TTL) that cannot fit is a usage error with a hint; nothing taken"
+
+# The default grace is TTL/3 (here 1s): the command notes its SIGTERM and goes on; SIGKILL
+# comes about 1s later.
+"$RCOORD" --timeout 300ms lock run dflt --ttl 3s -- \
+  sh -c 'trap "date +%s%3N >\"\$0.term\"" TERM; touch "$0"; while :; do sleep 0.05; done' \
+  "$TEST_TMP/dflt" 2>/dev/null &
+runner=$!
+track $runner
+wait_until 10 test -e "$TEST_TMP/dflt" || fail "the command did not start"
+"$RCOORD" lock break dflt >/dev/null
+set +e
+wait $runner
+code=$?
+set -e
+killed_at=$(now_ms)
+assert_eq "$code" 5
+[ -s "$TEST_TMP/dflt.term" ] || fail "the command never got SIGTERM"
+took=$((killed_at - $(cat "$TEST_TMP/dflt.term")))
+[ "$took" -ge 900 ] || fail "SIGKILL ${took}ms after SIGTERM: before the default grace of 1s"
+# (well under the 10s a fixed default would give, with room for a loaded machine)
+[ "$took" -lt "$(scaled 5000)" ] || fail "SIGKILL ${took}ms after SIGTERM: the default grace is 1s"
+pass "the default --kill-grace is TTL/3 (SIGKILL ${took}ms after SIGTERM, TTL 3s)"

@@ -1,0 +1,70 @@
+// The timetable of a supervised lease (SPEC §5, src/supervise.hpp): when the command must be
+// stopped and killed, when renewals go out, and which --kill-grace fits.
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+
+#include "errors.hpp"
+#include "supervise.hpp"
+
+using rcoord::LeaseTimes;
+using rcoord::Millis;
+using Clock = std::chrono::steady_clock;
+
+TEST_CASE("the command is stopped kill-grace plus one timeout before the lease can end") {
+  auto sent = Clock::time_point{} + std::chrono::hours(1);
+  LeaseTimes t{Millis(30'000), Millis(10'000), Millis(2'000), sent + Millis(30'000)};
+  CHECK(t.stop_at() == sent + Millis(18'000));  // SIGTERM by then
+  CHECK(t.kill_by() == sent + Millis(28'000));  // SIGKILL by then: one timeout to spare
+  // renewals every TTL/3 while that is less than half the way to the stop point
+  CHECK(t.next_renewal(sent) == sent + Millis(9'000));
+  t.renewed(sent + Millis(9'000));
+  CHECK(t.end == sent + Millis(39'000));
+  CHECK(t.stop_at() == sent + Millis(27'000));
+}
+
+TEST_CASE("short leases renew every half of the window before the stop point") {
+  auto sent = Clock::time_point{} + std::chrono::hours(1);
+  // TTL 1s, grace 333ms, timeout 200ms: the stop point is 467ms after the send
+  LeaseTimes t{Millis(1'000), Millis(333), Millis(200), sent + Millis(1'000)};
+  CHECK(t.stop_at() == sent + Millis(467));
+  CHECK(t.next_renewal(sent) == sent + std::chrono::microseconds(233'500));
+  // a take whose lease is already past its stop point renews at once (and is lost there)
+  CHECK(t.next_renewal(sent + Millis(600)) == sent + Millis(600));
+}
+
+TEST_CASE("the default kill grace is the smaller of 10s and a third of the TTL") {
+  CHECK(rcoord::default_kill_grace(Millis(30'000)) == Millis(10'000));
+  CHECK(rcoord::default_kill_grace(Millis(60'000)) == Millis(10'000));
+  CHECK(rcoord::default_kill_grace(Millis(3'000)) == Millis(1'000));
+  CHECK(rcoord::fit_kill_grace(std::nullopt, Millis(30'000), Millis(2'000), "--ttl") ==
+        Millis(10'000));
+  CHECK(rcoord::fit_kill_grace(Millis(27'000), Millis(30'000), Millis(2'000), "--ttl") ==
+        Millis(27'000));
+}
+
+TEST_CASE("a kill grace or TTL that leaves no time to stop the command is a usage error") {
+  auto code_of = [](auto fn) {
+    try {
+      fn();
+    } catch (const rcoord::Error& e) {
+      return e.code();
+    }
+    return rcoord::kYes;
+  };
+  // 28s grace + 2s timeout = the whole 30s lease
+  CHECK(code_of([] {
+          rcoord::fit_kill_grace(Millis(28'000), Millis(30'000), Millis(2'000), "--ttl");
+        }) == rcoord::kUsage);
+  // the default grace of a 3s lease (1s) and the default timeout (2s) fill it
+  CHECK(code_of([] {
+          rcoord::fit_kill_grace(std::nullopt, Millis(3'000), Millis(2'000), "--ttl");
+        }) == rcoord::kUsage);
+  try {
+    rcoord::fit_kill_grace(std::nullopt, Millis(3'000), Millis(2'000), "--ack-timeout");
+  } catch (const rcoord::Error& e) {
+    CHECK(std::string(e.what()).find("--ack-timeout 3s is too short") != std::string::npos);
+    CHECK(std::string(e.hint()).find("--ack-timeout longer than 3s") != std::string::npos);
+  }
+}
