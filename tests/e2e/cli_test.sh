@@ -3,8 +3,10 @@ source "$(dirname "$0")/lib.sh"
 start_redis R
 export RCOORD_URL=$R_URL
 
-# 0: acquired; the token alone on stdout, so TOKEN=$(...) works
-expect 0 "$RCOORD" lock acquire job --ttl 10s
+# 0: acquired; the token alone on stdout, so TOKEN=$(...) works. The lease is long enough
+# that no slow step below can outlast it (the re-acquire with its token must find it held).
+acquired_at=$(now_ms)
+expect 0 "$RCOORD" lock acquire job --ttl 10m
 TOKEN=$OUT
 [[ $TOKEN =~ ^[0-9a-f]{32}$ ]] || fail "token is not 32 hex digits: $TOKEN"
 assert_eq "$ERR" "" "acquire writes nothing on stderr"
@@ -21,8 +23,10 @@ pass "busy exits 1 with a note"
 expect 1 "$RCOORD" lock acquire job --json
 assert_eq "$(json_field "$OUT" acquired)" false
 assert_eq "$(json_field "$OUT" name)" job
+# the holder's remaining TTL: 10 minutes less (at most) the time since the acquisition began
 ttl=$(json_field "$OUT" ttl_ms)
-[ "$ttl" -gt 8000 ] && [ "$ttl" -le 10000 ] || fail "busy ttl_ms is the holder's remaining TTL: $ttl"
+[ "$ttl" -le 600000 ] && [ "$ttl" -ge $((600000 - ($(now_ms) - acquired_at))) ] ||
+  fail "busy ttl_ms is the holder's remaining TTL: $ttl"
 assert_eq "$ERR" "" "JSON mode puts the no-answer in the object, not on stderr"
 expect 0 "$RCOORD" -o json lock acquire other
 for f in acquired name token ttl_ms fence waited_ms; do json_field "$OUT" $f >/dev/null || fail "missing $f"; done
@@ -30,12 +34,14 @@ assert_eq "$(json_field "$OUT" ttl_ms)" 30000
 pass "JSON of acquire, busy and acquired"
 
 # re-acquire with the holder's token refreshes
-expect 0 "$RCOORD" lock acquire job --token "$TOKEN" --ttl 20s
+refreshed_at=$(now_ms)
+expect 0 "$RCOORD" lock acquire job --token "$TOKEN" --ttl 20m
 assert_eq "$OUT" "$TOKEN"
 expect 0 "$RCOORD" lock status job --json
 assert_eq "$(json_field "$OUT" held)" true
 assert_eq "$(json_field "$OUT" token)" "$TOKEN"
-[ "$(json_field "$OUT" ttl_ms)" -gt 19000 ] || fail "re-acquire did not refresh the TTL"
+[ "$(json_field "$OUT" ttl_ms)" -ge $((1200000 - ($(now_ms) - refreshed_at))) ] ||
+  fail "re-acquire did not refresh the TTL"
 pass "re-acquire with the same token"
 
 # status text: field: value lines with the JSON names
@@ -46,10 +52,10 @@ assert_contains "$OUT" "fence: 1"
 assert_lines "$OUT" 7
 
 # extend: 0 for the holder, 1 for anyone else
-expect 0 "$RCOORD" lock extend job --token "$TOKEN" --ttl 40s
+expect 0 "$RCOORD" lock extend job --token "$TOKEN" --ttl 40m
 expect 1 "$RCOORD" lock extend job --token wrong
 assert_contains "$ERR" "not held by this token"
-RCOORD_TOKEN=$TOKEN expect 0 "$RCOORD" lock extend job --ttl 40s
+RCOORD_TOKEN=$TOKEN expect 0 "$RCOORD" lock extend job --ttl 40m
 pass "extend"
 
 # release: 1 not the holder, 0 released, then free

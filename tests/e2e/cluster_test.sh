@@ -70,11 +70,14 @@ expect 1 "$RCOORD" lock status "$L3"
 expect 0 "$RCOORD" lock run "$L3" -- sh -c 'test -n "$RCOORD_FENCE"'
 expect 7 "$RCOORD" lock run "$L2" -- sh -c 'exit 7'
 # A blocked waiter (BLPOP on the lock's node) is woken by the release.
-expect 0 "$RCOORD" lock acquire "$L2" --ttl 30s
+expect 0 "$RCOORD" lock acquire "$L2" --ttl 10m
 tok=$OUT
-(sleep 0.3 && "$RCOORD" lock release "$L2" --token "$tok" >/dev/null) &
-track $!
-expect 0 "$RCOORD" lock acquire "$L2" --wait 20s
+"$RCOORD" lock acquire "$L2" --wait 1m >/dev/null &
+w=$!
+track $w
+wait_blocked "$M2" 1
+expect 0 "$RCOORD" lock release "$L2" --token "$tok"
+wait $w || fail "the waiter on another master was not woken by the release"
 pass "lock: acquire/status/extend/release/break/run, --shared, --wait on other masters"
 
 # --- sem ----------------------------------------------------------------------------------------
@@ -86,9 +89,12 @@ expect 1 "$RCOORD" sem take "$S" --limit 2
 expect 0 "$RCOORD" --json sem status "$S"
 assert_eq "$(json_field "$OUT" in_use)" 2
 expect 0 "$RCOORD" sem refresh "$S" --token "$t1" --ttl 1m
-(sleep 0.3 && "$RCOORD" sem release "$S" --token "$t1" >/dev/null) &
-track $!
-expect 0 "$RCOORD" sem take "$S" --limit 2 --wait 20s
+"$RCOORD" sem take "$S" --limit 2 --wait 1m >/dev/null &
+w=$!
+track $w
+wait_blocked "$M3" 1
+expect 0 "$RCOORD" sem release "$S" --token "$t1"
+wait $w || fail "the sem waiter on another master was not woken by the release"
 expect 1 "$RCOORD" sem run "$S" --limit 2 -- true
 S2=$(name_on sem jobs "$M2")
 expect 0 "$RCOORD" sem run "$S2" --limit 1 -- true
@@ -100,13 +106,13 @@ i=0
 for algo in gcra token-bucket sliding-window fixed-window; do
   K=$(name_on limit "api-$algo" "${port[$i]}")
   i=$((i + 1))
-  expect 0 "$RCOORD" limit check "$K" --rate 2/m --algo "$algo"
-  expect 0 "$RCOORD" limit check "$K" --rate 2/m --algo "$algo"
-  expect 1 "$RCOORD" limit check "$K" --rate 2/m --algo "$algo"
-  expect 1 "$RCOORD" limit status "$K" --rate 2/m --algo "$algo"
+  expect 0 "$RCOORD" limit check "$K" --rate 2/h --algo "$algo"
+  expect 0 "$RCOORD" limit check "$K" --rate 2/h --algo "$algo"
+  expect 1 "$RCOORD" limit check "$K" --rate 2/h --algo "$algo"
+  expect 1 "$RCOORD" limit status "$K" --rate 2/h --algo "$algo"
   assert_contains "$OUT" "remaining: 0"
   expect 0 "$RCOORD" limit reset "$K"
-  expect 0 "$RCOORD" limit check "$K" --rate 2/m --algo "$algo"
+  expect 0 "$RCOORD" limit check "$K" --rate 2/h --algo "$algo"
 done
 K=$(name_on limit waits "$M3")
 expect 0 "$RCOORD" limit wait "$K" --rate 20/s --max-wait 5s
@@ -180,11 +186,14 @@ id=$(json_field "$OUT" id)
 expect 0 "$RCOORD" queue ack "$Q" "$id"
 expect 0 "$RCOORD" --json queue stats "$Q"
 assert_eq "$(json_field "$OUT" in_flight)" 0
-(sleep 0.3 && "$RCOORD" queue push "$Q" late >/dev/null) &
-track $!
 expect 0 "$RCOORD" queue pop "$Q" --wait 20s # the last of a b c
-expect 0 "$RCOORD" queue pop "$Q" --wait 20s
-assert_eq "$OUT" late "a blocked pop is woken by a push"
+"$RCOORD" queue pop "$Q" --wait 1m >"$TEST_TMP/late.out" &
+w=$!
+track $w
+wait_blocked "$M2" 1
+expect 0 "$RCOORD" queue push "$Q" late
+wait $w || fail "the blocked pop failed"
+assert_eq "$(cat "$TEST_TMP/late.out")" late "a blocked pop is woken by a push"
 Q2=$(name_on queue poison "$M3")
 expect 0 "$RCOORD" queue push "$Q2" bad good
 expect 0 "$RCOORD" queue consume "$Q2" --max-attempts 1 --idle-exit 300ms -- sh -c '[ "$(cat)" = good ]'
@@ -199,7 +208,7 @@ pass "queue: push/pop/--ack-timeout/ack/nack/--wait/consume/len/peek/stats/dead/
 
 # --- elect --------------------------------------------------------------------------------------
 E=$(name_on elect svc "$M3")
-"$RCOORD" elect observe "$E" --timeout 4s >"$TEST_TMP/obs.txt" &
+"$RCOORD" elect observe "$E" --timeout 5m >"$TEST_TMP/obs.txt" &
 obs=$!
 track $obs
 subscribed() { [ "$(redis-cli -p "$M3" pubsub numsub "rcoord:{elect:$E}:changes" | tail -1)" = 1 ]; }
@@ -210,6 +219,10 @@ expect 0 "$RCOORD" elect status "$E"
 assert_contains "$OUT" a
 expect 0 "$RCOORD" elect resign "$E" --id a
 expect 0 "$RCOORD" elect run "$E" --id b -- true
+# the changes so far: vacant, a, vacant, b, vacant
+five_lines() { [ "$(grep -c '' "$TEST_TMP/obs.txt")" -ge 5 ]; }
+wait_until 10 five_lines || fail "observe missed changes: $(cat "$TEST_TMP/obs.txt")"
+kill -TERM $obs
 wait $obs || true
 assert_contains "$(cat "$TEST_TMP/obs.txt")" $'a\n' "observe (subscribed on the node of the election) saw a's term, announced on another master"
 assert_contains "$(cat "$TEST_TMP/obs.txt")" "b" "observe saw b"

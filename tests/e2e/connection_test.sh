@@ -96,26 +96,32 @@ for cmd in "bloom add f x" "bloom test f x" "bloom info f" "bloom reserve f --ca
 done
 pass "a missing password is exit 3 with the hint for every verb, bloom included"
 
-# the password never appears in argv with --password-file or RCOORD_PASSWORD
-"$RCOORD" --url "$AUTH_URL" --password-file "$TEST_TMP/pw" lock run ps1 -- sleep 2 &
+# the password never appears in argv with --password-file or RCOORD_PASSWORD (looked at once
+# both hold their locks, so both are rcoord and authenticated; SIGTERM ends their commands)
+"$RCOORD" --url "$AUTH_URL" --password-file "$TEST_TMP/pw" lock run ps1 -- sleep 30 &
 p1=$!
 track $p1
-RCOORD_PASSWORD=adminpw "$RCOORD" --url "$AUTH_URL" lock run ps2 -- sleep 2 &
+RCOORD_PASSWORD=adminpw "$RCOORD" --url "$AUTH_URL" lock run ps2 -- sleep 30 &
 p2=$!
 track $p2
-sleep 0.5
+for name in ps1 ps2; do
+  wait_until 10 "$RCOORD" --url "$AUTH_URL" -a adminpw lock status $name || fail "$name never took its lock"
+done
 args=$(ps -o args= -p "$p1,$p2")
 assert_contains "$args" "lock run ps1"
+assert_contains "$args" "lock run ps2"
 case "$args" in *adminpw*) fail "the password shows in ps: $args" ;; esac
-wait $p1 $p2
+kill -TERM $p1 $p2
+wait $p1 $p2 || true
 pass "ps never shows the password"
 
-# a paused server: exit 3 in about the timeout, for a one-shot and for a waiter
-redis-cli -p "$R_PORT" client pause 2500 all >/dev/null
+# a stopped server (it accepts connections, never answers): exit 3 in about the timeout
+kill -STOP "$R_PID"
 start=$(now_ms)
-expect 3 "$RCOORD" --url "$R_URL" --timeout 500ms lock acquire paused
+rc "$RCOORD" --url "$R_URL" --timeout 500ms lock acquire paused
 took=$(($(now_ms) - start))
+kill -CONT "$R_PID"
+assert_eq "$RC" 3 "exit code against a stopped server"
 assert_contains "$ERR" "no reply from 127.0.0.1:$R_PORT within 500ms"
-[ "$took" -ge 450 ] && [ "$took" -lt "$(scaled 1300)" ] || fail "paused: exit 3 after ${took}ms, timeout 500ms"
+[ "$took" -ge 500 ] && [ "$took" -lt "$(scaled 1300)" ] || fail "paused: exit 3 after ${took}ms, timeout 500ms"
 pass "paused server: exit 3 after ${took}ms (--timeout 500ms)"
-sleep 2.2

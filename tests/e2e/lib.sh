@@ -25,13 +25,53 @@ pass() { echo "ok - $*"; }
 # Remember a background process to kill at exit.
 track() { _bg_pids+=("$1"); }
 
-# now_ms: monotonic-enough wall time in milliseconds.
+# --- Time -------------------------------------------------------------------------------------
+# Tests wait for events (a process seen blocked, a key changed, a line printed), never for a
+# fixed time. Time appears in three places only, each through a helper below:
+#  - an upper bound the SPEC promises (exit 3 within --timeout, a waiter woken at once...):
+#    `scaled MS`;
+#  - how long to keep waiting for an event before giving up (wait_until, wait_blocked, server
+#    start-up): scaled the same way;
+#  - how long to watch for something that must NOT happen: `quiet_period MS`, with a comment
+#    at the call saying why MS is enough.
+# A lower bound (not before the TTL, not before the delay) needs no scaling: measure it from
+# a moment taken before the cause, and a slow machine can only make it longer.
+#
+# The scale is the machine factor times RCOORD_TIME_SCALE (default 1; scripts/test sets 2 for
+# the sanitized pass, whose processes run several times slower). The machine factor is how
+# much slower process start-up is here and now than on the quiet 2-core machine the bounds
+# were written for: the median of 9 start-ups of `bash -c true` against a reference of 4 ms,
+# never below 1 (process start-up is what a busy machine slows most: rcoord and the tests'
+# own tools are short processes). It is measured when a script starts and again each time a
+# bound is scaled, and never goes down during a script: a machine that gets busy during a
+# test is seen, and a time scaled later (how long to wait for a lease to end) is never
+# scaled less than one scaled earlier (the lease).
+# RCOORD_MACHINE_FACTOR=N (a percentage, 100 = as written) overrides the measurement.
+
+# now_ms: wall time in milliseconds.
 now_ms() { date +%s%3N; }
 
-# scaled MS: an upper time bound, multiplied by RCOORD_TIME_SCALE (default 1). The release pass
-# proves the bounds as written; scripts/test sets 2 for the sanitized pass, whose processes
-# start and run several times slower, so that pass checks memory and behaviour, not speed.
-scaled() { echo $(($1 * ${RCOORD_TIME_SCALE:-1})); }
+_STARTUP_REFERENCE_US=4000
+# _machine_factor: the machine factor as a percentage (100: as fast as the reference).
+_machine_factor() {
+  if [ -n "${RCOORD_MACHINE_FACTOR:-}" ]; then
+    echo "$RCOORD_MACHINE_FACTOR"
+    return
+  fi
+  local i t0 t1 samples=() median
+  for i in 1 2 3 4 5 6 7 8 9; do
+    t0=${EPOCHREALTIME//[!0-9]/}
+    bash -c true
+    t1=${EPOCHREALTIME//[!0-9]/}
+    samples+=($((t1 - t0)))
+  done
+  median=$(printf '%s\n' "${samples[@]}" | sort -n | sed -n 5p)
+  echo $((median * 100 / _STARTUP_REFERENCE_US > 100 ? median * 100 / _STARTUP_REFERENCE_US : 100))
+}
+MACHINE_FACTOR=$(_machine_factor)
+_FACTOR_FILE=$TEST_TMP/machine-factor
+echo "$MACHINE_FACTOR" >"$_FACTOR_FILE"
+echo "# time scale: machine factor ${MACHINE_FACTOR}% (bash -c true against ${_STARTUP_REFERENCE_US}us), RCOORD_TIME_SCALE ${RCOORD_TIME_SCALE:-1}"
 
 # need_redis: returns when redis-server and redis-cli are on PATH. Else the test is skipped
 # (exit 77, ctest's SKIP_RETURN_CODE for e2e tests) with one line saying why, or fails when
@@ -48,9 +88,32 @@ need_redis() {
   done
 }
 
-# start_redis NAME [extra redis-server args...]: sets ${NAME}_PORT, ${NAME}_PID, ${NAME}_URL
-# and ${NAME}_SOCK. An extra argument written @PORT2@ becomes a second port (for --tls-port),
-# picked afresh with every attempt and kept in ${NAME}_PORT2.
+# scaled MS: MS times the highest machine factor seen so far (kept in a file: scaled runs in
+# a subshell) times RCOORD_TIME_SCALE.
+scaled() {
+  local now factor
+  now=$(_machine_factor)
+  factor=$(cat "$_FACTOR_FILE" 2>/dev/null || true)
+  [ -n "$factor" ] || factor=$MACHINE_FACTOR
+  if [ "$now" -gt "$factor" ]; then
+    factor=$now
+    echo "$factor" >"$_FACTOR_FILE.$BASHPID" && mv "$_FACTOR_FILE.$BASHPID" "$_FACTOR_FILE"
+  fi
+  echo $((($1 * factor * ${RCOORD_TIME_SCALE:-1} + 99) / 100))
+}
+
+# seconds MS: MS milliseconds as seconds for sleep(1) and timeout(1), e.g. 1500 -> 1.500.
+seconds() { printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); }
+
+# quiet_period MS: watches scaled(MS) for something that must not happen (a second waiter
+# woken, a lock taken by a ticket left behind). The caller says why MS is enough: usually
+# several times what the same event takes when it does happen.
+quiet_period() { sleep "$(seconds "$(scaled "$1")")"; }
+
+# start_redis NAME [extra redis-server args...]: sets ${NAME}_PORT, ${NAME}_PID, ${NAME}_URL,
+# ${NAME}_SOCK and ${NAME}_PORTS (the one port; a cluster's lists all its masters). An extra
+# argument written @PORT2@ becomes a second port (for --tls-port), picked afresh with every
+# attempt and kept in ${NAME}_PORT2.
 # With RCOORD_TEST_CLUSTER=1, a plain `start_redis NAME` (no extra args) starts a 3-master
 # cluster instead (start_cluster), so a test that only talks through rcoord runs on both.
 start_redis() {
@@ -79,6 +142,7 @@ start_redis() {
     if _await_server "$pid" _answers_on_socket "$pid" "$dir/redis.sock"; then
       _keep_server "$name" "$pid" "$port"
       printf -v "${name}_PORT2" '%s' "$port2"
+      printf -v "${name}_PORTS" '%s' "$port"
       printf -v "${name}_URL" '%s' "redis://127.0.0.1:$port"
       printf -v "${name}_SOCK" '%s' "$dir/redis.sock"
       return 0
@@ -88,10 +152,11 @@ start_redis() {
   fail "cannot start redis-server (10 attempts); last log: $(tail -n 3 "$dir/redis.log" 2>/dev/null | tr '\n' ' ')"
 }
 
-# _await_server PID CHECK...: waits up to 5 s for CHECK to succeed; gives up at once when the
-# server PID has exited (a port taken: it failed to bind).
+# _await_server PID CHECK...: waits up to 5 s (scaled) for CHECK to succeed; gives up at once
+# when the server PID has exited (a port taken: it failed to bind).
 _await_server() {
-  local pid=$1 deadline=$(($(now_ms) + 5000))
+  local pid=$1 deadline
+  deadline=$(($(now_ms) + $(scaled 5000)))
   shift
   until "$@" >/dev/null 2>&1; do
     kill -0 "$pid" 2>/dev/null || return 1
@@ -207,6 +272,17 @@ alive() {
   state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
   [ -n "$state" ] && [ "$state" != Z ]
 }
+# dead PID: the opposite, for wait_until (a killed process takes a moment to go).
+dead() { ! alive "$1"; }
+
+# signal_taken PID SIGNUM: no SIGNUM is pending for PID any more (a handler ran, or sigwait
+# took it), so a second one sent now is a second signal, not merged with the first.
+signal_taken() {
+  local mask
+  for mask in $(awk '$1 == "ShdPnd:" || $1 == "SigPnd:" { print $2 }' "/proc/$1/status"); do
+    [ $((0x$mask >> ($2 - 1) & 1)) = 0 ] || return 1
+  done
+}
 
 # A port nothing listens on, below the range of test servers.
 free_port() {
@@ -250,9 +326,11 @@ assert_lines() {
   [ "$n" -eq "$2" ] || fail "${3:-line count}: got $n lines, want $2: $1"
 }
 
-# wait_until SECONDS CMD...: polls CMD every 20 ms until it succeeds or time runs out.
+# wait_until SECONDS CMD...: polls CMD every 20 ms until it succeeds, or gives up after
+# scaled SECONDS (a limit on patience, not a bound under test).
 wait_until() {
-  local deadline=$(($(now_ms) + $1 * 1000))
+  local deadline
+  deadline=$(($(now_ms) + $(scaled $(($1 * 1000)))))
   shift
   until "$@" >/dev/null 2>&1; do
     [ "$(now_ms)" -lt "$deadline" ] || return 1
@@ -260,14 +338,19 @@ wait_until() {
   done
 }
 
-# wait_blocked PORT N: waits (up to 20 s) until N clients of the server on PORT block in
-# BLPOP or BLMOVE, which is where waiters of lock, sem, elect and queue sit once they wait (a
-# fixed sleep is too short for a sanitized start-up on a busy machine).
+# wait_blocked PORTS N: waits (up to 20 s, scaled) until N clients of the servers on PORTS
+# (one port, or a cluster's ${NAME}_PORTS) block in BLPOP or BLMOVE, which is where waiters of
+# lock, sem, elect and queue sit once they wait (a fixed sleep is too short for a sanitized
+# start-up on a busy machine).
 wait_blocked() {
-  wait_until 20 _blocked_at_least "$1" "$2" || fail "$2 waiter(s) never blocked on port $1"
+  wait_until 20 _blocked_at_least "$1" "$2" || fail "$2 waiter(s) never blocked on port(s) $1"
 }
 _blocked_at_least() {
-  [ "$(redis-cli -p "$1" client list | grep -cE ' cmd=(blpop|blmove) ')" -ge "$2" ]
+  local port n=0
+  for port in $1; do
+    n=$((n + $(redis-cli -p "$port" client list | grep -cE ' cmd=(blpop|blmove) ' || true)))
+  done
+  [ "$n" -ge "$2" ]
 }
 
 # json_field JSON FIELD: a top-level scalar field of a one-line JSON object.

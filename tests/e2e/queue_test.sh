@@ -68,7 +68,7 @@ assert_eq "$(json_field "$OUT" in_flight)" 1
 expect 1 "$RCOORD" queue ack work "$id" --attempt 2
 expect 0 "$RCOORD" queue nack work "$id" --delay 300ms
 assert_eq "$OUT" delayed
-sleep 0.4
+sleep 0.4 # the 300 ms delay runs out (time passing is the event here)
 expect 0 "$RCOORD" --json queue pop work --ack-timeout 300ms
 assert_eq "$(json_field "$OUT" id)" "$id"
 assert_eq "$(json_field "$OUT" attempt)" 2
@@ -84,20 +84,25 @@ assert_eq "$("${Q[@]}" EXISTS 'rcoord:{queue:work}')" 0 "acked message deleted"
 pass "lease, ack, nack --delay, redelivery after the lease, attempts counted"
 
 # --- delayed delivery: not before 2 s, within 2.5 s, and a blocked pop wakes for it ------------
-"$RCOORD" queue pop later --wait 10s >"$TEST_TMP/later.out" &
+# A plain pop does not see a delayed message (an hour away, so the answer cannot depend on how
+# quickly this runs).
+expect 0 "$RCOORD" queue push afar --delay 1h hello
+expect 1 "$RCOORD" queue pop afar
+expect 0 "$RCOORD" queue stats afar
+assert_contains "$OUT" "delayed: 1"
+# A pop that waits is woken for a message due in 2 s: not before (the clock starts before the
+# push), and not much later.
+"$RCOORD" queue pop later --wait 1m >"$TEST_TMP/later.out" &
 waiter=$!
 track $waiter
-sleep 0.3
+wait_blocked "$R_PORT" 1
 pushed=$(now_ms)
 expect 0 "$RCOORD" queue push later --delay 2s hello
-sleep 1
-expect 1 "$RCOORD" queue pop later
-alive $waiter || fail "the blocked pop returned before the delay"
 wait $waiter || fail "the blocked pop failed"
 took=$(($(now_ms) - pushed))
 assert_eq "$(cat "$TEST_TMP/later.out")" hello
-[ "$took" -ge 1950 ] && [ "$took" -le "$(scaled 2500)" ] || fail "delayed 2s message popped after ${took}ms"
-pass "push --delay 2s: not popped before 2 s, popped after ${took}ms by a blocked pop"
+[ "$took" -ge 2000 ] && [ "$took" -le "$(scaled 2500)" ] || fail "delayed 2s message popped after ${took}ms"
+pass "push --delay: a plain pop leaves it; popped after ${took}ms (delay 2s) by a blocked pop"
 
 # --- dead letters: list, replay, purge --------------------------------------------------------
 "$RCOORD" queue push poison p1 p2 >/dev/null
@@ -154,15 +159,17 @@ assert_eq "$(json_field "$OUT" delayed)" 1 "--retry-delay"
 "$RCOORD" queue purge c >/dev/null
 pass "consume --max-messages exits with the last command's status; --retry-delay"
 
-# a slow command keeps its message: the lease is renewed while it runs
+# a slow command keeps its message: the lease (1 s, scaled on a slow machine so that
+# renewals every third of it keep up) is renewed while it runs
+lease=$(scaled 1000)
 "$RCOORD" queue push slow m >/dev/null
-"$RCOORD" --timeout 250ms queue consume slow --ack-timeout 1s --max-messages 1 -- \
+"$RCOORD" --timeout 250ms queue consume slow --ack-timeout "${lease}ms" --max-messages 1 -- \
   sh -c 'cat >/dev/null; while [ ! -e "$0" ]; do sleep 0.05; done' "$TEST_TMP/stop-slow" &
 slow=$!
 track $slow
 in_flight_is() { "$RCOORD" queue stats "$1" | grep -qx "in_flight: $2"; }
 wait_until 20 in_flight_is slow 1 || fail "the slow consumer never took the message"
-sleep 1.5  # past the 1s lease: still in flight only if renewed
+sleep "$(seconds $((lease + 400)))" # past the lease: still in flight only if renewed
 expect 1 "$RCOORD" queue pop slow --ack-timeout 10s
 touch "$TEST_TMP/stop-slow"
 wait $slow || fail "the slow consumer failed"
@@ -171,12 +178,16 @@ assert_contains "$OUT" "in_flight: 0"
 pass "consume renews the lease of a slow command (no redelivery)"
 
 # SIGTERM: the current message finishes and is acked, then consume exits 0
+# (the command runs until the signal was taken, so it comes while m1 is being handled)
 "$RCOORD" queue push term m1 m2 >/dev/null
-"$RCOORD" queue consume term -- sh -c 'sleep 1; cat >>"$LOG.term"' &
+"$RCOORD" queue consume term -- sh -c 'touch "$0.ready"; while [ ! -e "$0.go" ]; do sleep 0.05; done
+  cat >>"$LOG.term"' "$TEST_TMP/m1" &
 consumer=$!
 track $consumer
-wait_until 20 in_flight_is term 1 || fail "consume never took m1"
+wait_until 20 test -e "$TEST_TMP/m1.ready" || fail "consume never started m1's command"
 kill -TERM $consumer
+wait_until 10 signal_taken $consumer 15 || fail "consume never took the SIGTERM"
+touch "$TEST_TMP/m1.go"
 set +e
 wait $consumer
 code=$?
@@ -196,13 +207,15 @@ start=$(now_ms)
 kill -TERM $consumer
 wait $consumer || fail "idle consume did not exit 0 on SIGTERM"
 [ $(($(now_ms) - start)) -lt "$(scaled 1000)" ] || fail "idle consume took too long to stop"
-# a second signal is passed to the command: cut short, nacked, 128+N
-"$RCOORD" queue consume term -- sh -c 'sleep 5' &
+# a second signal is passed to the command: cut short, nacked, 128+N (the second is sent once
+# the first was taken, so the two cannot merge into one)
+rm -f "$TEST_TMP/term-ready"
+"$RCOORD" queue consume term -- sh -c 'touch "$0"; sleep 30' "$TEST_TMP/term-ready" &
 consumer=$!
 track $consumer
-sleep 0.4
+wait_until 10 test -e "$TEST_TMP/term-ready" || fail "consume never started its command"
 kill -TERM $consumer
-sleep 0.2
+wait_until 10 signal_taken $consumer 15 || fail "consume never took the first SIGTERM"
 kill -TERM $consumer
 set +e
 wait $consumer
@@ -216,7 +229,8 @@ pass "consume: SIGTERM finishes the current message then exits 0; a second one i
 # Ctrl-C on a waiting pop: exit 130 and nothing taken
 "$RCOORD" queue pop ctrlc --wait forever --ack-timeout 1m &
 waiter=$!
-sleep 0.3
+track $waiter
+wait_blocked "$R_PORT" 1
 kill -INT $waiter
 set +e
 wait $waiter

@@ -15,15 +15,16 @@ on() {
   "$RCOORD" -u "$url" "$@"
 }
 
-# acquire / status / extend / release: the Redlock fields
-expect 0 rl lock acquire job --ttl 10s --json
+# acquire / status / extend / release: the Redlock fields (a lease long enough that no slow
+# step below outlasts it)
+expect 0 rl lock acquire job --ttl 1m --json
 acq=$OUT
 assert_eq "$(json_field "$acq" acquired)" true
 assert_eq "$(json_field "$acq" nodes)" 5
 assert_eq "$(json_field "$acq" quorum)" 3
 assert_eq "$(json_field "$acq" acquired_on)" 5
 validity=$(json_field "$acq" validity_ms)
-[ "$validity" -gt 5000 ] && [ "$validity" -lt 10000 ] || fail "validity_ms $validity not in (5000, 10000)"
+[ "$validity" -gt 30000 ] && [ "$validity" -lt 60000 ] || fail "validity_ms $validity not in (30000, 60000)"
 token=$(json_field "$acq" token)
 [[ $token =~ ^[0-9a-f]{32}$ ]] || fail "token: $acq"
 for n in 1 2 3 4 5; do
@@ -35,12 +36,12 @@ assert_eq "$(json_field "$OUT" held)" true
 assert_eq "$(json_field "$OUT" token)" "$token"
 assert_eq "$(json_field "$OUT" acquired_on)" 5
 assert_eq "$(json_field "$OUT" fence)" "$(json_field "$acq" fence)"
-expect 0 rl lock extend job --token "$token" --ttl 60s --json
+expect 0 rl lock extend job --token "$token" --ttl 10m --json
 assert_eq "$(json_field "$OUT" extended)" true
 assert_eq "$(json_field "$OUT" acquired_on)" 5
-[ "$(json_field "$OUT" validity_ms)" -gt 30000 ] || fail "extend validity: $OUT"
+[ "$(json_field "$OUT" validity_ms)" -gt 300000 ] || fail "extend validity: $OUT"
 expect 0 on 3 lock status job --json
-[ "$(json_field "$OUT" ttl_ms)" -gt 30000 ] || fail "extend did not reach node 3: $OUT"
+[ "$(json_field "$OUT" ttl_ms)" -gt 300000 ] || fail "extend did not reach node 3: $OUT"
 expect 1 rl lock extend job --token wrong
 expect 1 rl lock release job --token wrong
 expect 0 rl lock release job --token "$token" --json
@@ -53,7 +54,7 @@ expect 0 rl lock release job --token "$OUT"
 pass "acquire/status/extend/release with nodes, quorum, acquired_on, validity_ms"
 
 # a holder on a majority blocks a second acquirer; one on a minority does not
-expect 0 rl lock acquire held --ttl 20s
+expect 0 rl lock acquire held --ttl 10m
 holder=$OUT
 expect 1 rl lock acquire held --json
 assert_eq "$(json_field "$OUT" acquired)" false
@@ -64,20 +65,27 @@ for n in 1 2 3 4 5; do
   expect 0 on $n lock status held
   assert_contains "$OUT" "token: $holder" "a failed attempt left the holder alone on node $n"
 done
-expect 0 on 1 lock acquire minority --ttl 20s
-expect 0 on 2 lock acquire minority --ttl 20s
+expect 0 on 1 lock acquire minority --ttl 10m
+expect 0 on 2 lock acquire minority --ttl 10m
 expect 0 rl lock acquire minority --json
 assert_eq "$(json_field "$OUT" acquired_on)" 3 "granted by the three free nodes"
 pass "a majority holder blocks (exit 1, nothing left behind); a minority one does not"
 
-# --wait: taken once the holder releases, without a fixed polling interval
-( sleep 0.5; rl lock release held --token "$holder" >/dev/null ) &
-releaser=$!
+# attempted PORT: a client of the node on PORT stays connected after running a script: a
+# Redlock waiter between its tries (a one-shot command disconnects when it is done)
+attempted() { redis-cli -p "$1" client list | grep -qE ' cmd=evalsha '; }
+
+# --wait: taken once the holder releases (retrying with a backoff of at most 100 ms)
+rl lock acquire held --wait 1m --ttl 10m --json >"$TEST_TMP/waited.json" &
+waiter=$!
+track $waiter
+wait_until 10 attempted "$N1_PORT" || fail "the waiter never tried"
 start=$(now_ms)
-expect 0 rl lock acquire held --wait 10s --json
+expect 0 rl lock release held --token "$holder"
+wait $waiter || fail "the waiter did not acquire after the release"
 took=$(($(now_ms) - start))
-wait $releaser
-[ "$took" -lt "$(scaled 5000)" ] || fail "waited ${took}ms for a release after 500ms"
+assert_eq "$(json_field "$(cat "$TEST_TMP/waited.json")" acquired)" true
+[ "$took" -lt "$(scaled 2000)" ] || fail "acquired ${took}ms after the release"
 expect 1 rl lock acquire held --wait 300ms
 pass "--wait acquires after the release (${took}ms) and gives up in time"
 
@@ -88,7 +96,7 @@ holder=$(json_field "$OUT" token)
 "$RCOORD" "${URLS[@]}" lock acquire held --wait forever >"$TEST_TMP/acq.out" 2>/dev/null &
 waiter=$!
 track $waiter
-sleep 0.5
+wait_until 10 attempted "$N1_PORT" || fail "the waiter never tried"
 kill -TERM $waiter
 set +e
 wait $waiter

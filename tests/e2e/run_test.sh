@@ -45,8 +45,9 @@ expect 0 "$RCOORD" elect campaign emh --id b --json
 assert_eq "$(json_field "$OUT" term)" 1 "nobody led before"
 pass "a command that cannot run takes nothing (127/126 as before), for every run form"
 
-# busy: exit 1, or --conflict-exit-code; the command does not run
-expect 0 "$RCOORD" lock acquire job --ttl 10s
+# busy: exit 1, or --conflict-exit-code; the command does not run (a lease long enough that no
+# slow step below outlasts it)
+expect 0 "$RCOORD" lock acquire job --ttl 10m
 holder=$OUT
 expect 1 "$RCOORD" lock run job -- touch "$TEST_TMP/ran"
 assert_contains "$ERR" "busy"
@@ -57,15 +58,17 @@ expect 0 "$RCOORD" lock run job --conflict-exit-code 0 -- touch "$TEST_TMP/ran"
 [ ! -e "$TEST_TMP/ran" ] || fail "the command ran while the lock was busy"
 pass "busy: conflict exit code, command not run"
 
-# --wait: runs once the holder releases
-( sleep 0.5; "$RCOORD" lock release job --token "$holder" >/dev/null ) &
-releaser=$!
+# --wait: runs once the holder releases (released once the waiter is seen waiting)
+"$RCOORD" lock run job --wait 1m -- touch "$TEST_TMP/ran" &
+waiter=$!
+track $waiter
+wait_blocked "$R_PORTS" 1
 start=$(now_ms)
-expect 0 "$RCOORD" lock run job --wait 10s -- touch "$TEST_TMP/ran"
+expect 0 "$RCOORD" lock release job --token "$holder"
+wait $waiter || fail "lock run --wait failed after the release"
 took=$(($(now_ms) - start))
 [ -e "$TEST_TMP/ran" ] || fail "did not run after waiting"
-[ "$took" -lt "$(scaled 2000)" ] || fail "waited ${took}ms for a release after 500ms"
-wait $releaser
+[ "$took" -lt "$(scaled 1500)" ] || fail "ran ${took}ms after the release"
 pass "--wait runs after the release (${took}ms)"
 
 # renewal: a 1.5s lease outlives itself while the command runs, and is gone after
@@ -85,13 +88,15 @@ wait $runner
 expect 1 "$RCOORD" lock status renew
 pass "renewal keeps a 2s lease alive for 4s and more, released at the end"
 
-# --min-hold keeps the lock after a quick command, by its TTL
-expect 0 "$RCOORD" lock run cron --min-hold 3s -- true
+# --min-hold keeps the lock after a quick command, by its TTL (3 s, longer on a slow machine,
+# so that the checks below run inside it)
+hold=$(scaled 3000)
+expect 0 "$RCOORD" lock run cron --min-hold "${hold}ms" -- true
 expect 1 "$RCOORD" lock run cron -- touch "$TEST_TMP/cron-twice"
 expect 0 "$RCOORD" lock status cron --json
 ttl=$(json_field "$OUT" ttl_ms)
-[ "$ttl" -le 3000 ] && [ "$ttl" -gt 0 ] || fail "min-hold TTL is $ttl"
-wait_until 10 bash -c "! '$RCOORD' lock status cron" || fail "the min-hold lease never ended"
+[ "$ttl" -le "$hold" ] && [ "$ttl" -gt 0 ] || fail "min-hold TTL is $ttl"
+wait_until $((hold / 1000 + 10)) bash -c "! '$RCOORD' lock status cron" || fail "the min-hold lease never ended"
 expect 0 "$RCOORD" lock run cron -- true
 [ ! -e "$TEST_TMP/cron-twice" ] || fail "the second host ran inside --min-hold"
 pass "--min-hold: the same job on a late host does not run twice"

@@ -46,24 +46,28 @@ assert_eq "$writers" 10 "every writer got in despite the readers"
 [ "$max_readers" -ge 2 ] || fail "readers never overlapped (max $max_readers)"
 pass "6 reader and 2 writer loops: readers overlap (max $max_readers), writers always alone, all 10 writes done"
 
-# A steady stream of overlapping readers: a writer still gets in promptly.
+# A steady stream of overlapping readers: a writer still gets in promptly. The readers go on
+# until the writer is done; it comes once two of them are seen holding the lock together.
 stream() {
-  local end=$(($(now_ms) + 4000))
-  while [ "$(now_ms)" -lt "$end" ]; do
+  while [ ! -e "$TEST_TMP/stop-stream" ]; do
     "$RCOORD" lock run stream --shared --wait forever -- sleep 0.3 || true
   done
+}
+readers_at_least() {
+  [ "$(json_field "$("$RCOORD" lock status stream --json || true)" readers 2>/dev/null)" -ge "$1" ]
 }
 spids=()
 for i in 1 2 3 4; do
   stream &
   spids+=($!)
-  sleep 0.07
+  sleep 0.07 # staggered, so that their holds overlap in a chain rather than all at once
 done
-sleep 0.8
+wait_until 10 readers_at_least 2 || fail "the readers never held the lock together"
 start=$(now_ms)
 expect 0 "$RCOORD" lock acquire stream --wait 10s --ttl 5s
 took=$(($(now_ms) - start))
 writer=$OUT
+touch "$TEST_TMP/stop-stream"
 expect 0 "$RCOORD" lock release stream --token "$writer"
 for p in "${spids[@]}"; do wait "$p" || true; done
 [ "$took" -lt "$(scaled 2500)" ] || fail "the writer waited ${took}ms behind a stream of readers"

@@ -32,7 +32,7 @@ waiting_is() {
 }
 
 # --- fairness: waiters started one after another are admitted in that order ----------------
-expect 0 "$RCOORD" sem take fair --limit 1 --ttl 30s
+expect 0 "$RCOORD" sem take fair --limit 1 --ttl 10m # held until released below, however slow
 blocker=$OUT
 order="$TEST_TMP/order.log"
 for i in $(seq 1 10); do
@@ -47,7 +47,7 @@ assert_eq "$(tr '\n' ' ' <"$order")" "1 2 3 4 5 6 7 8 9 10 " "admission order"
 pass "10 waiters admitted in arrival order"
 
 # --- --permits: all or none, and a large request is not passed by small ones ---------------
-expect 0 "$RCOORD" sem take big --limit 3 --permits 2
+expect 0 "$RCOORD" sem take big --limit 3 --permits 2 --ttl 10m
 first=$OUT
 "$RCOORD" sem take big --limit 3 --permits 2 --wait 20s >"$TEST_TMP/big.out" &
 bigpid=$!
@@ -68,10 +68,11 @@ assert_eq "$(json_field "$OUT" in_use)" 3
 pass "--permits 2 taken all at once, not starved by a later --permits 1"
 
 # --- permit loss: removing the holder terminates the command, exit 5 -----------------------
-"$RCOORD" --timeout 300ms sem run lost --limit 2 --ttl 1500ms -- sh -c 'trap "touch $0; exit 143" TERM; sleep 30 & wait' "$TEST_TMP/got-term" &
+"$RCOORD" --timeout 300ms sem run lost --limit 2 --ttl 1500ms -- sh -c 'trap "touch $0; exit 143" TERM; touch "$0.ready"; sleep 30 & wait' "$TEST_TMP/got-term" &
 runner=$!
 track $runner
-wait_until 10 "$RCOORD" sem status lost || fail "sem run never took a permit"
+# the command runs (so the permit is taken) and has its trap set
+wait_until 10 test -e "$TEST_TMP/got-term.ready" || fail "sem run never started its command"
 expect 0 "$RCOORD" sem status lost --json
 token=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["holders"][0]["token"])' "$OUT")
 expect 0 "$RCOORD" sem release lost --token "$token"
@@ -84,13 +85,11 @@ assert_eq "$code" 5 "exit code after losing the permit"
 pass "permit removed by an operator: command terminated, exit 5"
 
 # --- holder crash: its permit is reclaimed when the lease ends -----------------------------
-"$RCOORD" --timeout 300ms sem run crash --limit 1 --ttl 1s -- sleep 30 &
+"$RCOORD" --timeout 300ms sem run crash --limit 1 --ttl 1s -- sh -c 'echo $$ >"$0"; exec sleep 30' "$TEST_TMP/crash.pid" &
 runner=$!
 track $runner
-wait_until 10 "$RCOORD" sem status crash || fail "sem run never took a permit"
-child=$(pgrep -P $runner sleep || true)
-kill -9 $runner
-[ -n "$child" ] && kill -9 "$child" 2>/dev/null || true
+wait_until 10 test -s "$TEST_TMP/crash.pid" || fail "sem run never started its command"
+kill -9 $runner "$(cat "$TEST_TMP/crash.pid")"
 killed=$(now_ms)
 expect 0 "$RCOORD" sem take crash --limit 1 --wait 5s
 took=$(($(now_ms) - killed))
@@ -98,7 +97,7 @@ took=$(($(now_ms) - killed))
 pass "crashed holder's permit reclaimed after its lease (${took}ms)"
 
 # --- a crashed waiter does not block the queue ---------------------------------------------
-expect 0 "$RCOORD" sem take dead --limit 1 --ttl 30s
+expect 0 "$RCOORD" sem take dead --limit 1 --ttl 10m
 holder=$OUT
 "$RCOORD" sem take dead --limit 1 --wait 60s &
 doomed=$!

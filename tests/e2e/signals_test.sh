@@ -24,8 +24,7 @@ wait $runner
 code=$?
 set -e
 assert_eq "$code" 143 "exit code: the child died of SIGTERM"
-sleep 0.1
-! alive "$grandchild" || fail "the grandchild survived SIGTERM"
+wait_until 5 dead "$grandchild" || fail "the grandchild survived SIGTERM"
 expect 1 "$RCOORD" lock status tree
 pass "SIGTERM forwarded to the process group; lock released"
 
@@ -70,7 +69,8 @@ done
 expect 0 "$RCOORD" lock status busy --json
 assert_eq "$(json_field "$OUT" token)" "$holder" "the holder still holds it"
 expect 0 "$RCOORD" lock release busy --token "$holder"
-sleep 0.2
+# a waiter left behind would be woken by the release and take the lock within milliseconds
+quiet_period 200
 expect 1 "$RCOORD" lock status busy
 pass "interrupted waiters abort at once and take nothing"
 
@@ -89,7 +89,7 @@ set -e
 assert_eq "$code" 130
 assert_eq "$(cat "$TEST_TMP/acq.out")" "" "no token printed"
 expect 0 "$RCOORD" lock release busy2 --token "$holder"
-sleep 0.2
+quiet_period 200 # as above: nobody may take it
 expect 1 "$RCOORD" lock status busy2
 pass "interrupted acquire --wait takes nothing"
 
@@ -108,15 +108,20 @@ kill -INT $impatient 2>/dev/null || true
 wait $impatient 2>/dev/null || true
 start=$(now_ms)
 wait $patient || fail "the patient waiter did not get the lock"
-[ "$(($(now_ms) - start))" -lt 400 ] || fail "the patient waiter was not woken promptly"
+[ "$(($(now_ms) - start))" -lt "$(scaled 400)" ] || fail "the patient waiter was not woken promptly"
 pass "wake-ups are passed on"
 
-# nohup: a signal ignored on entry stays ignored, for rcoord and for the command
-nohup "$RCOORD" lock run nohup -- sh -c 'sleep 0.5; exit 3' >/dev/null 2>&1 &
+# nohup: a signal ignored on entry stays ignored, for rcoord and for the command (which runs
+# until told to stop, so the signal comes while it runs)
+nohup "$RCOORD" lock run nohup -- sh -c 'touch "$0.ready"; while [ ! -e "$0.stop" ]; do sleep 0.05; done; exit 3' \
+  "$TEST_TMP/nohup" >/dev/null 2>&1 &
 runner=$!
 track $runner
-sleep 0.2
+wait_until 10 test -e "$TEST_TMP/nohup.ready" || fail "the nohup'd run never started its command"
 kill -HUP $runner
+# a forwarded SIGHUP would end the command at once (it does not handle it): 200 ms is ample
+quiet_period 200
+touch "$TEST_TMP/nohup.stop"
 set +e
 wait $runner
 code=$?
@@ -204,14 +209,15 @@ for p in lock sem elect; do
     assert_eq "$RC" "$died" "$what while waiting"
     assert_eq "$(state $p "$name")" "$before" "$what while waiting: the other owner alone"
     give_back $p "$name" "$holder"
-    sleep 0.3 # a ticket left behind would take it now
+    quiet_period 300 # a ticket left behind would be woken by this and take it within milliseconds
     assert_eq "$(state $p "$name")" "$(free_state $p)" "$what while waiting: left something"
     [ ! -e "$TEST_TMP/ran" ] || fail "$what while waiting: the command ran"
 
     # 2. while the command runs: forwarded, the command dies of it, everything is given back
     name="running-$p-$sig"
     rm -f "$TEST_TMP/ready"
-    start_runner $p "$name" sh -c 'touch "$0"; sleep 30 & wait' "$TEST_TMP/ready"
+    # (exec: a background sleep of sh would ignore SIGINT and outlive the test)
+    start_runner $p "$name" sh -c 'touch "$0"; exec sleep 30' "$TEST_TMP/ready"
     wait_until 10 test -e "$TEST_TMP/ready" || fail "$what: the command did not start"
     held_by_runner $p "$name" || fail "$what: not held while the command runs"
     kill -$sig $RUNNER
@@ -223,15 +229,18 @@ for p in lock sem elect; do
     # second signal changes nothing), then given back; the command's own code is kept
     name="stopping-$p-$sig"
     rm -f "$TEST_TMP/ready" "$TEST_TMP/stopping"
+    # (the command stops once told to, so the checks below run while it is stopping)
+    rm -f "$TEST_TMP/go"
     start_runner $p "$name" sh -c \
-      'trap "touch \"\$1\"; trap \"\" INT TERM; sleep 1; exit 7" INT TERM; touch "$0"; sleep 30 & wait' \
-      "$TEST_TMP/ready" "$TEST_TMP/stopping"
+      'trap "touch \"\$1\"; trap \"\" INT TERM; while [ ! -e \"\$2\" ]; do sleep 0.05; done; exit 7" INT TERM; touch "$0"; while :; do sleep 0.05; done' \
+      "$TEST_TMP/ready" "$TEST_TMP/stopping" "$TEST_TMP/go"
     wait_until 10 test -e "$TEST_TMP/ready" || fail "$what: the command did not start"
     kill -$sig $RUNNER
     wait_until 10 test -e "$TEST_TMP/stopping" || fail "$what: the signal was not forwarded"
     kill -$sig $RUNNER 2>/dev/null || true
-    sleep 0.2
+    wait_until 10 signal_taken $RUNNER "$(kill -l $sig)" || fail "$what: the second signal was not taken"
     held_by_runner $p "$name" || fail "$what: given back before the command had exited"
+    touch "$TEST_TMP/go"
     runner_exit
     assert_eq "$RC" 7 "$what while stopping: the command's code"
     assert_eq "$(state $p "$name")" "$(free_state $p)" "$what while stopping: left something"

@@ -80,7 +80,7 @@ pass "rediss:// to a plain port fails the handshake: exit 3"
 
 # --- every kind of traffic over TLS ---------------------------------------------------------
 T=(--url "$TLS_URL" --tls-ca "$certs/ca.crt")
-expect 0 "$RCOORD" "${T[@]}" lock acquire tls-lock --ttl 10s
+expect 0 "$RCOORD" "${T[@]}" lock acquire tls-lock --ttl 10m
 token=$OUT
 expect 1 "$RCOORD" "${T[@]}" lock acquire tls-lock
 expect 0 "$RCOORD" "${T[@]}" lock release tls-lock --token "$token"

@@ -5,19 +5,25 @@ start_redis R
 export RCOORD_URL=$R_URL
 set -m  # background jobs keep SIGINT (see signals_test.sh)
 
-expect 0 "$RCOORD" lock acquire watched --ttl 30s
+# has_lines FILE N: FILE holds at least N lines
+has_lines() { [ "$(wc -l <"$1")" -ge "$2" ]; }
+
+expect 0 "$RCOORD" lock acquire watched --ttl 10m
+started=$(now_ms)
 "$RCOORD" lock status watched --watch 200ms --json >"$TEST_TMP/watch.out" &
 watcher=$!
 track $watcher
-sleep 1.1
+wait_until 10 has_lines "$TEST_TMP/watch.out" 5 || fail "fewer than 5 refreshes: $(cat "$TEST_TMP/watch.out")"
 kill -INT $watcher
 set +e
 wait $watcher
 code=$?
 set -e
+took=$(($(now_ms) - started))
 assert_eq "$code" 0 "Ctrl-C ends a watch normally"
+# one answer per 200 ms at most: no more than the time allows (+1 for the first, +1 spare)
 lines=$(wc -l <"$TEST_TMP/watch.out")
-[ "$lines" -ge 4 ] && [ "$lines" -le 8 ] || fail "expected about 5 refreshes in 1.1s, got $lines"
+[ "$lines" -le $((took / 200 + 2)) ] || fail "$lines refreshes in ${took}ms with --watch 200ms"
 first=$(head -1 "$TEST_TMP/watch.out")
 last=$(tail -1 "$TEST_TMP/watch.out")
 assert_eq "$(json_field "$first" held)" true
@@ -26,11 +32,13 @@ pass "--watch 200ms --json: one line per refresh ($lines), exit 0 on Ctrl-C"
 
 for verb in "sem status s" "limit status k --rate 5/s" "bloom info b" "queue stats q" \
   "elect status e" "latch status l"; do
+  # Ctrl-C once two answers are out (the watch is under way, its handler in place)
   # shellcheck disable=SC2086
-  "$RCOORD" $verb --watch 100ms >/dev/null 2>&1 &
+  "$RCOORD" $verb --watch 100ms >"$TEST_TMP/verb.out" 2>&1 &
   w=$!
   track $w
-  sleep 0.4
+  wait_until 10 bash -c "[ \$(grep -c -- '--watch\|:' '$TEST_TMP/verb.out') -ge 2 ]" ||
+    fail "$verb --watch printed nothing: $(cat "$TEST_TMP/verb.out")"
   kill -INT $w
   set +e
   wait $w
@@ -41,10 +49,16 @@ done
 pass "every other status, info and stats verb takes --watch"
 
 if command -v script >/dev/null; then
-  script -qfec "timeout -s INT 0.7 '$RCOORD' lock status watched --watch 200ms" /dev/null \
-    >"$TEST_TMP/tty.out" 2>&1 || true
+  # script(1) gives rcoord a terminal; Ctrl-C (to rcoord, script's child) after two answers
+  script -qfec "exec '$RCOORD' lock status watched --watch 200ms" /dev/null \
+    >"$TEST_TMP/tty.out" 2>&1 &
+  tty_script=$!
+  track $tty_script
+  refreshed() { [ "$(grep -c 'held: true' "$TEST_TMP/tty.out")" -ge 2 ]; }
+  wait_until 10 refreshed || fail "fewer than 2 refreshes on a terminal: $(cat -v "$TEST_TMP/tty.out")"
+  pkill -INT -P "$tty_script" || true
+  wait "$tty_script" || true
   grep -q $'\033\\[2J' "$TEST_TMP/tty.out" || fail "no in-place redraw on a terminal"
-  [ "$(grep -c 'held: true' "$TEST_TMP/tty.out")" -ge 2 ] || fail "fewer than 2 refreshes on a terminal"
   pass "on a terminal the answer is redrawn in place"
 fi
 

@@ -11,6 +11,7 @@
 
 #include "errors.hpp"
 #include "redis_server.hpp"
+#include "timing.hpp"
 
 using namespace std::chrono_literals;
 using rcoord::Millis;
@@ -73,13 +74,15 @@ TEST_CASE_FIXTURE(ElectFixture, "an expired lease gives a new term, even to the 
 }
 
 TEST_CASE_FIXTURE(ElectFixture, "an incumbent that keeps renewing is never displaced") {
-  auto a = elect::campaign(conn, keys, "r", as("a", Millis(300)));
+  // A lease of 600 ms renewed every 100 ms, for 1.5 s: well past the lease, and a renewal can
+  // come 500 ms late (a busy machine) before the lease is in danger.
+  auto a = elect::campaign(conn, keys, "r", as("a", Millis(600)));
   REQUIRE(a.leader);
   auto other = rcoord::test::shared_server().connect();
-  for (int i = 0; i < 10; ++i) {
+  for (int i = 0; i < 15; ++i) {
     std::this_thread::sleep_for(100ms);
-    CHECK(elect::renew(conn, keys, "r", "a", a.term, Millis(300)));
-    auto b = elect::campaign(other, keys, "r", as("b", Millis(300)));
+    CHECK(elect::renew(conn, keys, "r", "a", a.term, Millis(600)));
+    auto b = elect::campaign(other, keys, "r", as("b", Millis(600)));
     CHECK_FALSE(b.leader);
   }
   CHECK(elect::status(conn, keys, "r").term == a.term);
@@ -100,6 +103,7 @@ TEST_CASE_FIXTURE(ElectFixture, "renew and resign are bound to the term and the 
 }
 
 TEST_CASE_FIXTURE(ElectFixture, "exclusive campaigns refuse a live lease of the same id") {
+  auto start = std::chrono::steady_clock::now();  // before the lease began
   REQUIRE(elect::campaign(conn, keys, "x", as("a", Millis(300))).leader);
   auto dup = elect::campaign(conn, keys, "x", {"a", Millis(300), std::nullopt, true, ""});
   CHECK_FALSE(dup.leader);
@@ -108,30 +112,36 @@ TEST_CASE_FIXTURE(ElectFixture, "exclusive campaigns refuse a live lease of the 
   auto later = elect::campaign(conn, keys, "x", {"a", Millis(300), Millis(3000), true, ""});
   CHECK(later.leader);
   CHECK(later.term == 2);
-  CHECK(later.waited_ms >= 200);
+  CHECK(std::chrono::steady_clock::now() - start >= 300ms);  // not before the lease ended
 }
 
 TEST_CASE_FIXTURE(ElectFixture, "a waiting candidate is woken by the resignation") {
   REQUIRE(elect::campaign(conn, keys, "w", as("a", Millis(30'000))).leader);
-  auto resigner = std::thread([&] {
-    std::this_thread::sleep_for(200ms);
-    auto other = rcoord::test::shared_server().connect();
-    elect::resign(other, keys, "w", {"a", std::nullopt, ""});
+  elect::Campaign b;
+  std::chrono::steady_clock::time_point woken;
+  auto candidate = std::thread([&] {
+    auto own = rcoord::test::shared_server().connect();
+    b = elect::campaign(own, keys, "w", {"b", Millis(10'000), Millis(10'000), false, ""});
+    woken = std::chrono::steady_clock::now();
   });
-  auto b = elect::campaign(conn, keys, "w", {"b", Millis(10'000), Millis(10'000), false, ""});
-  resigner.join();
+  // Resigned as soon as b is seen waiting: the fallback would come 500 ms after b began to
+  // wait at the earliest, so a wake-up well within that is the resignation's.
+  CHECK(rcoord::test::wait_blocked(conn, 1));  // (CHECK: a thread is running)
+  auto resigned = std::chrono::steady_clock::now();
+  CHECK(elect::resign(conn, keys, "w", {"a", std::nullopt, ""}).resigned);
+  candidate.join();
   CHECK(b.leader);
   CHECK(b.term == 2);
-  CHECK(b.waited_ms >= 190);
-  CHECK(b.waited_ms < 450);  // the fallback would come after 500 ms at the earliest
+  CHECK(woken - resigned < 400ms);
 }
 
 TEST_CASE_FIXTURE(ElectFixture, "a waiting candidate takes over when the leader's lease ends") {
+  auto start = std::chrono::steady_clock::now();  // before the lease began
   REQUIRE(elect::campaign(conn, keys, "c", as("a", Millis(400))).leader);
   auto b = elect::campaign(conn, keys, "c", {"b", Millis(1000), Millis(3000), false, ""});
   CHECK(b.leader);
-  CHECK(b.waited_ms >= 350);
-  CHECK(b.waited_ms < 1200);
+  CHECK(std::chrono::steady_clock::now() - start >= 400ms);
+  CHECK(b.waited_ms < rcoord::test::scaled(1200ms).count());
 }
 
 TEST_CASE_FIXTURE(ElectFixture, "observe reports every change in order, expiry included") {
@@ -139,17 +149,22 @@ TEST_CASE_FIXTURE(ElectFixture, "observe reports every change in order, expiry i
   std::vector<elect::Status> seen;
   auto observer = std::thread([&] {
     auto own = rcoord::test::shared_server().connect();
-    elect::observe(own, keys, "o", Millis(2500), [&](const elect::Status& s) {
+    elect::observe(own, keys, "o", rcoord::test::scaled(2500ms), [&](const elect::Status& s) {
       std::lock_guard<std::mutex> hold(mu);
       seen.push_back(s);
     });
   });
-  std::this_thread::sleep_for(200ms);
+  auto changes = keys.aux("elect", "o", "changes");
+  CHECK(rcoord::test::wait_until([&] { return rcoord::test::subscribers(conn, changes) == 1; }));
   REQUIRE(elect::campaign(conn, keys, "o", as("a")).leader);                  // term 1
   REQUIRE(elect::resign(conn, keys, "o", {"a", std::nullopt, ""}).resigned);  // vacancy
   REQUIRE(elect::campaign(conn, keys, "o", as("b", Millis(500))).leader);     // term 2
-  // b's lease runs out at ~0.7 s, announced by nobody; then c takes over at 1.5 s.
-  std::this_thread::sleep_for(1300ms);
+  // b's lease runs out, announced by nobody: the observer sees it by itself; then c.
+  auto seen_count = [&] {
+    std::lock_guard<std::mutex> hold(mu);
+    return seen.size();
+  };
+  CHECK(rcoord::test::wait_until([&] { return seen_count() == 5; }));
   REQUIRE(elect::campaign(conn, keys, "o", as("c")).leader);  // term 3
   observer.join();
 

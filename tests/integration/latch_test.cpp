@@ -9,6 +9,7 @@
 
 #include "errors.hpp"
 #include "redis_server.hpp"
+#include "timing.hpp"
 
 using namespace std::chrono_literals;
 using rcoord::Millis;
@@ -56,24 +57,27 @@ TEST_CASE_FIXTURE(LatchFixture, "a waiter returns when the count reaches 0, not 
   std::chrono::steady_clock::time_point returned;
   auto waiter = std::thread([&] {
     auto own = rcoord::test::shared_server().connect();
-    waited = latch::wait(own, keys, "w", Millis(5000));
+    waited = latch::wait(own, keys, "w", Millis(10'000));
     returned = std::chrono::steady_clock::now();
   });
-  std::this_thread::sleep_for(200ms);
+  // once the waiter listens (it began to wait before this moment)
+  CHECK(rcoord::test::wait_until(
+      [&] { return rcoord::test::subscribers(conn, keys.object("latch", "w")) == 1; }));
+  auto listening = std::chrono::steady_clock::now();
   latch::down(conn, keys, "w", 1);
-  std::this_thread::sleep_for(200ms);
+  std::this_thread::sleep_for(200ms);  // a waiter that took 1 for 0 would be back by now
   auto last = std::chrono::steady_clock::now();
   latch::down(conn, keys, "w", 1);
   waiter.join();
   CHECK(waited.open);
   CHECK(returned >= last);
-  CHECK(returned - last < 100ms);
-  CHECK(waited.waited_ms >= 390);
+  CHECK(returned - last < rcoord::test::scaled(100ms));
+  CHECK(waited.waited_ms >= std::chrono::duration_cast<Millis>(last - listening).count());
 
   // Open already: at once.
   auto start = std::chrono::steady_clock::now();
   CHECK(latch::wait(conn, keys, "w", Millis(5000)).open);
-  CHECK(std::chrono::steady_clock::now() - start < 50ms);
+  CHECK(std::chrono::steady_clock::now() - start < rcoord::test::scaled(50ms));
 }
 
 TEST_CASE_FIXTURE(LatchFixture, "a latch that does not exist yet is waited for, and timeouts") {
@@ -90,9 +94,10 @@ TEST_CASE_FIXTURE(LatchFixture, "a latch that does not exist yet is waited for, 
   latch::Waited waited;
   auto waiter = std::thread([&] {
     auto own = rcoord::test::shared_server().connect();
-    waited = latch::wait(own, keys, "later", Millis(5000));
+    waited = latch::wait(own, keys, "later", Millis(10'000));
   });
-  std::this_thread::sleep_for(200ms);
+  CHECK(rcoord::test::wait_until(
+      [&] { return rcoord::test::subscribers(conn, keys.object("latch", "later")) == 1; }));
   latch::init(conn, keys, "later", 1, std::nullopt);
   latch::down(conn, keys, "later", 1);
   waiter.join();

@@ -9,6 +9,7 @@
 
 #include "errors.hpp"
 #include "redis_server.hpp"
+#include "timing.hpp"
 
 using namespace std::chrono_literals;
 using rcoord::Millis;
@@ -102,40 +103,43 @@ TEST_CASE_FIXTURE(LockFixture, "a lock expires by its TTL when the holder vanish
 TEST_CASE_FIXTURE(LockFixture, "a waiter is woken by the release, not by polling") {
   auto holder = lock::acquire(conn, keys, "w", {Millis(30'000), std::nullopt, ""});
   REQUIRE(holder.acquired);
-  auto releaser = std::thread([&] {
-    std::this_thread::sleep_for(200ms);
-    auto other = rcoord::test::shared_server().connect();
-    lock::release(other, keys, "w", holder.token);
+  lock::Acquired waiter;
+  std::chrono::steady_clock::time_point woken;
+  auto waiting = std::thread([&] {
+    auto own = rcoord::test::shared_server().connect();
+    waiter = lock::acquire(own, keys, "w", {Millis(30'000), Millis(10'000), ""});
+    woken = std::chrono::steady_clock::now();
   });
-  auto start = std::chrono::steady_clock::now();
-  auto waiter = lock::acquire(conn, keys, "w", {Millis(30'000), Millis(10'000), ""});
-  auto waited = std::chrono::steady_clock::now() - start;
-  releaser.join();
+  // Released as soon as the waiter is seen blocked: its fallback retry would come 500 ms
+  // after it began to wait at the earliest, so a wake-up well within that is the release's.
+  CHECK(rcoord::test::wait_blocked(conn, 1));  // (CHECK: a thread is running)
+  auto released = std::chrono::steady_clock::now();
+  CHECK(lock::release(conn, keys, "w", holder.token));
+  waiting.join();
   CHECK(waiter.acquired);
-  CHECK(waited >= 190ms);
-  // The fallback retry would come after 500 ms at the earliest: being woken sooner proves
-  // the release woke us.
-  CHECK(waited < 450ms);
+  CHECK(woken - released < 400ms);
   CHECK(waiter.fence == holder.fence + 1);
 }
 
 TEST_CASE_FIXTURE(LockFixture, "a waiter gives up after --wait and reports the holder") {
-  REQUIRE(lock::acquire(conn, keys, "busy", {}).acquired);
+  REQUIRE(lock::acquire(conn, keys, "busy", {Millis(600'000), std::nullopt, ""}).acquired);
   auto start = std::chrono::steady_clock::now();
   auto r = lock::acquire(conn, keys, "busy", {Millis(30'000), Millis(300), ""});
   auto waited = std::chrono::steady_clock::now() - start;
   CHECK_FALSE(r.acquired);
   CHECK(waited >= 300ms);
-  CHECK(waited < 1500ms);
-  CHECK(r.ttl_ms > 25'000);
+  CHECK(waited < rcoord::test::scaled(1500ms));
+  CHECK(r.ttl_ms > 500'000);
 }
 
 TEST_CASE_FIXTURE(LockFixture, "a waiter takes an expired lock without any release") {
+  auto start = std::chrono::steady_clock::now();  // before the lease began
   REQUIRE(lock::acquire(conn, keys, "crash", {Millis(300), std::nullopt, ""}).acquired);
   auto r = lock::acquire(conn, keys, "crash", {Millis(1000), Millis(3000), ""});
+  auto took = std::chrono::steady_clock::now() - start;
   CHECK(r.acquired);
-  CHECK(r.waited_ms >= 250);
-  CHECK(r.waited_ms < 1500);
+  CHECK(took >= 300ms);
+  CHECK(r.waited_ms < rcoord::test::scaled(1500ms).count());
 }
 
 TEST_CASE_FIXTURE(LockFixture, "a key of another type is a server error and is left alone") {

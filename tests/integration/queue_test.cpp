@@ -11,6 +11,7 @@
 #include "errors.hpp"
 #include "lua_scripts.hpp"
 #include "redis_server.hpp"
+#include "timing.hpp"
 
 using namespace std::chrono_literals;
 using rcoord::Millis;
@@ -41,6 +42,16 @@ struct QueueFixture {
 
 std::int64_t ms_since(Clock::time_point start) {
   return std::chrono::duration_cast<Millis>(Clock::now() - start).count();
+}
+
+// blocked_for(wait): a second connection, once the popper is seen blocked and `wait` more has
+// passed: after 2.2 s of waiting the popper's fallback has backed off past 3 s, so only a
+// wake-up can make it pop soon after. (CHECK, not REQUIRE: it runs on a thread of its own.)
+rcoord::Connection blocked_for(Millis wait) {
+  auto other = rcoord::test::shared_server().connect();
+  CHECK(rcoord::test::wait_blocked(other, 1));
+  std::this_thread::sleep_for(wait);
+  return other;
 }
 
 using Strings = std::vector<std::string>;
@@ -274,21 +285,23 @@ TEST_CASE_FIXTURE(QueueFixture, "empty names and ids are usage errors") {
 // --- waiting -------------------------------------------------------------------------------
 
 TEST_CASE_FIXTURE(QueueFixture, "a blocked pop wakes as soon as a message is pushed") {
-  std::thread producer([this] {
+  // Pushed as soon as the pop is seen blocked: its fallback would not come before 500 ms
+  // after it began to wait, so a wake-up well within that is the push's.
+  Clock::time_point pushed;
+  std::thread producer([this, &pushed] {
     auto other = rcoord::test::shared_server().connect();
-    std::this_thread::sleep_for(300ms);
+    CHECK(rcoord::test::wait_blocked(other, 1));
+    pushed = Clock::now();
     queue::push(other, keys, "q", {"hello"});
   });
   queue::PopOptions o;
-  o.wait = Millis(5000);
-  auto start = Clock::now();
+  o.wait = Millis(10'000);
   auto r = queue::pop(conn, keys, "q", o);
-  auto took = ms_since(start);
+  auto popped = Clock::now();
   producer.join();
   REQUIRE(r.messages.size() == 1);
   CHECK(r.messages[0].message == "hello");
-  CHECK(took >= 250);
-  CHECK(took < 480);  // the fallback would not come before 500 ms
+  CHECK(popped - pushed < 400ms);
 }
 
 TEST_CASE_FIXTURE(QueueFixture, "a blocked pop times out empty after its wait") {
@@ -296,64 +309,64 @@ TEST_CASE_FIXTURE(QueueFixture, "a blocked pop times out empty after its wait") 
   o.wait = Millis(300);
   auto start = Clock::now();
   CHECK(queue::pop(conn, keys, "q", o).messages.empty());
-  CHECK(ms_since(start) >= 290);
-  CHECK(ms_since(start) < 1000);
+  CHECK(ms_since(start) >= 300);
+  CHECK(ms_since(start) < rcoord::test::scaled(1000ms).count());
 }
 
 TEST_CASE_FIXTURE(QueueFixture, "a blocked pop is woken by a delayed push and pops it on time") {
-  // By 2.2 s the popper's fallback has backed off past 3 s, so only the wake-up of the
-  // delayed push can make it pop at ~2.5 s.
-  std::thread producer([this] {
-    auto other = rcoord::test::shared_server().connect();
-    std::this_thread::sleep_for(2200ms);
+  Clock::time_point before, after;
+  std::thread producer([this, &before, &after] {
+    auto other = blocked_for(2200ms);
+    before = Clock::now();
     queue::push(other, keys, "q", {"due"}, Millis(300));
+    after = Clock::now();
   });
   queue::PopOptions o;
-  o.wait = Millis(10'000);
-  auto start = Clock::now();
+  o.wait = Millis(20'000);
   auto r = queue::pop(conn, keys, "q", o);
-  auto took = ms_since(start);
+  auto popped = Clock::now();
   producer.join();
   REQUIRE(r.messages.size() == 1);
-  CHECK(took >= 2450);
-  CHECK(took < 2900);
+  CHECK(popped - before >= 300ms);        // not before it was due
+  CHECK(popped - after < 300ms + 400ms);  // woken when due, not by the fallback
 }
 
 TEST_CASE_FIXTURE(QueueFixture, "a blocked pop takes a message whose lease ran out") {
   queue::push(conn, keys, "q", {"job"});
+  auto start = Clock::now();  // before the lease began
   auto first = pop(1, Millis(800)).messages.at(0);
   auto other = rcoord::test::shared_server().connect();
   queue::PopOptions o;
-  o.wait = Millis(5000);
+  o.wait = Millis(10'000);
   o.ack_timeout = Millis(30'000);
-  auto start = Clock::now();
   auto r = queue::pop(other, keys, "q", o);
   auto took = ms_since(start);
   REQUIRE(r.messages.size() == 1);
   CHECK(r.messages[0].id == first.id);
   CHECK(r.messages[0].attempt == 2);
-  CHECK(took >= 700);
-  CHECK(took < 1200);
+  CHECK(took >= 800);
+  CHECK(took < rcoord::test::scaled(1200ms).count());
 }
 
 TEST_CASE_FIXTURE(QueueFixture, "a nack with a delay wakes blocked pops so they pop it on time") {
   queue::push(conn, keys, "q", {"job"});
   auto held = pop(1, Millis(60'000)).messages.at(0);
-  std::thread nacker([this, held] {
-    auto other = rcoord::test::shared_server().connect();
-    std::this_thread::sleep_for(2200ms);
+  Clock::time_point before, after;
+  std::thread nacker([this, held, &before, &after] {
+    auto other = blocked_for(2200ms);
+    before = Clock::now();
     queue::nack(other, keys, "q", held.id, {Millis(300), 0, false});
+    after = Clock::now();
   });
   queue::PopOptions o;
-  o.wait = Millis(10'000);
-  auto start = Clock::now();
+  o.wait = Millis(20'000);
   auto r = queue::pop(conn, keys, "q", o);
-  auto took = ms_since(start);
+  auto popped = Clock::now();
   nacker.join();
   REQUIRE(r.messages.size() == 1);
   CHECK(r.messages[0].attempt == 2);
-  CHECK(took >= 2450);
-  CHECK(took < 2900);
+  CHECK(popped - before >= 300ms);        // not before it was due
+  CHECK(popped - after < 300ms + 400ms);  // woken when due, not by the fallback
 }
 
 TEST_CASE_FIXTURE(QueueFixture, "concurrent leased pops never hand one message to two") {

@@ -10,6 +10,7 @@
 #include "errors.hpp"
 #include "lock.hpp"
 #include "redis_server.hpp"
+#include "timing.hpp"
 
 using namespace std::chrono_literals;
 using rcoord::Millis;
@@ -64,7 +65,7 @@ TEST_CASE_FIXTURE(RwFixture, "a waiting writer keeps new readers out") {
     CHECK(w.acquired);
     lock::release(c, keys, "pref", w.token);
   });
-  std::this_thread::sleep_for(200ms);
+  CHECK(rcoord::test::wait_blocked(conn, 1));                         // the writer waits
   CHECK_FALSE(lock::acquire(conn, keys, "pref", reader()).acquired);  // the writer goes first
   auto start = std::chrono::steady_clock::now();
   CHECK(lock::release(conn, keys, "pref", r1.token));
@@ -85,7 +86,7 @@ TEST_CASE_FIXTURE(RwFixture, "a writer's release wakes every waiting reader") {
       if (lock::acquire(c, keys, "wake", reader(Millis(5000))).acquired) ++got;
     });
   }
-  std::this_thread::sleep_for(200ms);
+  CHECK(rcoord::test::wait_blocked(conn, 3));  // the three readers wait
   auto start = std::chrono::steady_clock::now();
   CHECK(lock::release(conn, keys, "wake", w.token));
   for (auto& t : readers) t.join();

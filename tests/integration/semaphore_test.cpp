@@ -10,6 +10,7 @@
 #include "errors.hpp"
 #include "lua_scripts.hpp"
 #include "redis_server.hpp"
+#include "timing.hpp"
 
 using namespace std::chrono_literals;
 using rcoord::Millis;
@@ -99,20 +100,22 @@ TEST_CASE_FIXTURE(SemFixture, "permits are taken all or none") {
 TEST_CASE_FIXTURE(SemFixture, "a waiter is woken by the release and then leaves no ticket") {
   auto holder = sem::take(conn, keys, "w", limit(1));
   REQUIRE(holder.acquired);
+  // Released as soon as the waiter is seen blocked: a heartbeat retry would come 1 s after it
+  // began to wait, so a wake-up well within that is the release's.
+  std::chrono::steady_clock::time_point released;
   std::thread releaser([&] {
-    std::this_thread::sleep_for(200ms);
     auto other = rcoord::test::shared_server().connect();
+    CHECK(rcoord::test::wait_blocked(other, 1));
+    released = std::chrono::steady_clock::now();
     sem::release(other, keys, "w", holder.token);
   });
   auto o = limit(1);
-  o.wait = Millis(5000);
-  auto start = std::chrono::steady_clock::now();
+  o.wait = Millis(10'000);
   auto r = sem::take(conn, keys, "w", o);
-  auto waited = std::chrono::steady_clock::now() - start;
+  auto woken = std::chrono::steady_clock::now();
   releaser.join();
   CHECK(r.acquired);
-  CHECK(waited >= 190ms);
-  CHECK(waited < 800ms);  // a heartbeat retry would come at 1 s
+  CHECK(woken - released < 800ms);
   CHECK(sem::status(conn, keys, "w").waiting == 0);
 }
 

@@ -158,7 +158,11 @@ class RedisServer {
         return false;  // exited: port taken, or not installed
       }
       try {
-        Connection c(endpoint(), Millis(200));
+        // Asked on its own Unix socket, made only once every port is bound: a server of
+        // another test that holds the same TCP port cannot answer there.
+        Endpoint own;
+        own.socket_path = socket_path();
+        Connection c(own, Millis(200));
         c.command({"PING"});
         return true;
       } catch (const std::exception&) {
