@@ -114,6 +114,13 @@ terminal_restored
 assert_eq "$(cat "$T/exit")" 0 "exit code after SIGTERM"
 pass "SIGTERM ends top and restores the terminal"
 
+start_top --interval 1s
+wait_screen "other-lock"
+tmuxc send-keys -t top C-c
+terminal_restored
+assert_eq "$(cat "$T/exit")" 0 "exit code after Ctrl-C"
+pass "Ctrl-C ends top and restores the terminal"
+
 # A lost server: exit 3 with the error, the terminal restored.
 start_redis S
 tmuxc send-keys -t top "clear; export RCOORD_URL=$S_URL" Enter
