@@ -131,6 +131,32 @@ assert_eq "$(sample rcoord_latch_count '"shards"')" 1.0
 assert_eq "$(ls -A "$dir")" rcoord.prom "files left in the directory"
 pass "--textfile replaces the file atomically (rename), mode 644, nothing left behind"
 
+# A collector reading while rcoord writes never sees half a file: a reader opens the file over
+# and over while 30 --textfile writes replace it; every read must end with the last family's
+# samples (a write in place would show an empty or cut file to some of the reads).
+cat >"$TEST_TMP/reader.py" <<'PY'
+import os, sys
+path, stop = sys.argv[1], sys.argv[2]
+reads = bad = 0
+while not os.path.exists(stop):
+    text = open(path, encoding="utf-8").read()
+    reads += 1
+    if not text.endswith('rcoord_latch_count{name="shards"} 1\n'):
+        bad += 1
+        print("a partial read: %r" % text[-80:], file=sys.stderr)
+print(reads, bad)
+sys.exit(1 if bad else 0)
+PY
+"$PY" "$TEST_TMP/reader.py" "$dir/rcoord.prom" "$TEST_TMP/stop" >"$TEST_TMP/reads" &
+reader=$!
+for _ in $(seq 30); do "$RCOORD" metrics --textfile "$dir/rcoord.prom"; done
+touch "$TEST_TMP/stop"
+wait "$reader" || fail "a reader saw a partial file: $(cat "$TEST_TMP/reads")"
+read -r reads _ <"$TEST_TMP/reads"
+[ "$reads" -gt 30 ] || fail "the reader read only $reads times during 30 writes"
+assert_eq "$(ls -A "$dir")" rcoord.prom "files left after 30 writes"
+pass "a reader never sees a partial --textfile ($reads reads during 30 writes)"
+
 expect 2 "$RCOORD" metrics --textfile "$TEST_TMP/no-such-dir/rcoord.prom"
 assert_contains "$ERR" "no-such-dir"
 expect 2 "$RCOORD" metrics --textfile "$dir"
