@@ -72,7 +72,7 @@ expect 7 "$RCOORD" lock run "$L2" -- sh -c 'exit 7'
 # A blocked waiter (BLPOP on the lock's node) is woken by the release.
 expect 0 "$RCOORD" lock acquire "$L2" --ttl 10m
 tok=$OUT
-"$RCOORD" lock acquire "$L2" --wait 1m >/dev/null &
+"$RCOORD" lock acquire "$L2" --wait 1m --ttl 10m >/dev/null & # (held until metrics below)
 w=$!
 track $w
 wait_blocked "$M2" 1
@@ -267,8 +267,9 @@ pass "latch: init/down/wait/status"
 
 # --- ls, doctor ---------------------------------------------------------------------------------
 L1=$(name_on lock deploy "$M1")
-"$RCOORD" lock acquire "$L1" >/dev/null
-"$RCOORD" lock acquire "$L3" >/dev/null
+# (a lease that outlasts the checks below on a slow machine: metrics checks they are held)
+"$RCOORD" lock acquire "$L1" --ttl 10m >/dev/null
+"$RCOORD" lock acquire "$L3" --ttl 10m >/dev/null
 expect 0 "$RCOORD" ls --type lock
 assert_contains "$OUT" "$L1"
 assert_contains "$OUT" "$L2"
