@@ -149,7 +149,10 @@ TEST_CASE_FIXTURE(ElectFixture, "observe reports every change in order, expiry i
   std::vector<elect::Status> seen;
   auto observer = std::thread([&] {
     auto own = rcoord::test::shared_server().connect();
-    elect::observe(own, keys, "o", rcoord::test::scaled(2500ms), [&](const elect::Status& s) {
+    // The observation ends at its timeout, which must outlast every step below, the 500 ms
+    // lease running out included, on a loaded machine too (CI ran past 2.5 s): generous,
+    // since the test always lasts that long.
+    elect::observe(own, keys, "o", rcoord::test::scaled(6000ms), [&](const elect::Status& s) {
       std::lock_guard<std::mutex> hold(mu);
       seen.push_back(s);
     });

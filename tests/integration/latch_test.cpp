@@ -71,13 +71,14 @@ TEST_CASE_FIXTURE(LatchFixture, "a waiter returns when the count reaches 0, not 
   waiter.join();
   CHECK(waited.open);
   CHECK(returned >= last);
-  CHECK(returned - last < rcoord::test::scaled(100ms));
+  // woken by the last count-down, not by the 30 s recheck: generous for a loaded machine
+  CHECK(returned - last < rcoord::test::scaled(1000ms));
   CHECK(waited.waited_ms >= std::chrono::duration_cast<Millis>(last - listening).count());
 
   // Open already: at once.
   auto start = std::chrono::steady_clock::now();
   CHECK(latch::wait(conn, keys, "w", Millis(5000)).open);
-  CHECK(std::chrono::steady_clock::now() - start < rcoord::test::scaled(50ms));
+  CHECK(std::chrono::steady_clock::now() - start < rcoord::test::scaled(1000ms));
 }
 
 TEST_CASE_FIXTURE(LatchFixture, "a latch that does not exist yet is waited for, and timeouts") {

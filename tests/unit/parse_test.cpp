@@ -13,6 +13,20 @@
 using namespace std::chrono_literals;
 using rcoord::Millis;
 
+namespace {
+// A URL parse_url must refuse: a usage error in one line.
+void check_refused_url(const char* bad) {
+  CAPTURE(bad);
+  try {
+    rcoord::parse_url(bad);
+    FAIL("accepted");
+  } catch (const rcoord::Error& e) {
+    CHECK(e.code() == rcoord::kUsage);
+    CHECK(std::string(e.what()).find('\n') == std::string::npos);
+  }
+}
+}  // namespace
+
 TEST_CASE("parse_duration accepts the documented forms") {
   CHECK(rcoord::parse_duration("250ms") == 250ms);
   CHECK(rcoord::parse_duration("30s") == 30s);
@@ -118,14 +132,7 @@ TEST_CASE("parse_url rejects hostile and malformed URLs with a usage error") {
                           "redis://h:port", "redis://[::1", "redis://[::1]x", "redis://h/db",
                           "redis://h:-1", "redis://h/%zz", "redis://a%2@h", "unix://relative.sock",
                           "redis://h?foo=bar", "redis://h:99999999999", "redis://h h:1"}) {
-    CAPTURE(bad);
-    try {
-      rcoord::parse_url(bad);
-      FAIL("accepted");
-    } catch (const rcoord::Error& e) {
-      CHECK(e.code() == rcoord::kUsage);
-      CHECK(std::string(e.what()).find('\n') == std::string::npos);
-    }
+    check_refused_url(bad);
   }
   std::string huge = "redis://" + std::string(10'000, 'a');
   CHECK_THROWS_AS(rcoord::parse_url(huge), rcoord::Error);
@@ -281,13 +288,7 @@ TEST_CASE("hosts: one port, no control bytes; socket paths without NUL") {
   for (const char* bad :
        {"redis://host:1:2", "redis://::1:6379", "redis://a%3Ab:1", "redis://a%00b:1",
         "redis://a%0ab:1", "redis://a%1bb:1", "unix:///tmp/a%00b.sock"}) {
-    CAPTURE(bad);
-    try {
-      rcoord::parse_url(bad);
-      FAIL("accepted");
-    } catch (const rcoord::Error& e) {
-      CHECK(e.code() == rcoord::kUsage);
-    }
+    check_refused_url(bad);
   }
   CHECK(rcoord::parse_url("redis://[::1]:6379").host == "::1");
   CHECK(rcoord::parse_url("redis://host:7").port == 7);
