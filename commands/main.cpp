@@ -21,11 +21,13 @@
 #include "errors.hpp"
 #include "limit_command.hpp"
 #include "lock_command.hpp"
+#include "metrics_command.hpp"
 #include "ops_command.hpp"
 #include "queue_command.hpp"
 #include "sem_command.hpp"
 #include "signal_command.hpp"
 #include "signals.hpp"
+#include "top_command.hpp"
 
 namespace {
 
@@ -104,13 +106,14 @@ struct Command {
   void (*add)(CLI::App&, rcoord::cmd::Context&);
 };
 constexpr Command kCommands[] = {
-    {"bloom", rcoord::cmd::add_bloom},   {"complete", rcoord::cmd::add_complete},
-    {"doctor", rcoord::cmd::add_doctor}, {"ls", rcoord::cmd::add_ls},
-    {"lock", rcoord::cmd::add_lock},     {"limit", rcoord::cmd::add_limit},
-    {"pf", rcoord::cmd::add_pf},         {"ping", rcoord::cmd::add_ops},
-    {"sem", rcoord::cmd::add_sem},       {"queue", rcoord::cmd::add_queue},
-    {"elect", rcoord::cmd::add_elect},   {"signal", rcoord::cmd::add_signal},
-    {"latch", rcoord::cmd::add_latch},
+    {"bloom", rcoord::cmd::add_bloom},     {"complete", rcoord::cmd::add_complete},
+    {"doctor", rcoord::cmd::add_doctor},   {"ls", rcoord::cmd::add_ls},
+    {"lock", rcoord::cmd::add_lock},       {"limit", rcoord::cmd::add_limit},
+    {"pf", rcoord::cmd::add_pf},           {"ping", rcoord::cmd::add_ops},
+    {"sem", rcoord::cmd::add_sem},         {"queue", rcoord::cmd::add_queue},
+    {"elect", rcoord::cmd::add_elect},     {"signal", rcoord::cmd::add_signal},
+    {"latch", rcoord::cmd::add_latch},     {"top", rcoord::cmd::add_top},
+    {"metrics", rcoord::cmd::add_metrics},
 };
 
 // Global options that take a value in the next argument (`-p 6379`).
@@ -306,7 +309,9 @@ int run(int argc, char** argv) {
   if (!version_only) add_commands(app, ctx, command_word(argc, argv));
   // `rcoord --help` lists the primitives apart from the operator commands.
   for (auto* sub : app.get_subcommands({})) {
-    bool ops = sub->get_name() == "ping" || sub->get_name() == "doctor" || sub->get_name() == "ls";
+    const std::string& name = sub->get_name();
+    bool ops =
+        name == "ping" || name == "doctor" || name == "ls" || name == "top" || name == "metrics";
     sub->group(ops ? "Operator commands" : "Primitives");
   }
 

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <set>
+
 #include "text.hpp"
+#include "watch.hpp"
 
 namespace rcoord::server {
 
@@ -101,27 +104,56 @@ void add_doctor(CLI::App& app, Context& ctx) {
 struct LsArgs {
   std::string pattern = "*";
   std::string type;
+  bool names = false;
+  std::string watch;
 };
+
+void add_type_option(CLI::App* verb, std::string& type) {
+  std::string types;
+  for (const auto& t : inventory::types()) types += (types.empty() ? "" : "|") + t;
+  verb->add_option("--type", type, "Only objects of this type")
+      ->type_name(types)
+      ->check(CLI::IsMember(inventory::types()).description(""));
+}
+
+// One listing: every object with its state, or (--names) only its name, read without its
+// state, one per line and each name once however many types use it.
+int list_once(Context& ctx, const LsArgs& args) {
+  inventory::Query query{args.pattern, args.type, !args.names};
+  std::set<std::string> named;
+  std::size_t n = inventory::list(ctx.conn(), ctx.keys(), query, [&](const inventory::Object& o) {
+    if (!args.names) {
+      ctx.out().emit(o);
+    } else if (ctx.out().json()) {
+      ctx.out().write_json({{"type", o.type}, {"name", o.name}});
+    } else if (named.insert(o.name).second) {
+      ctx.out().write_text(escape_text(o.name));
+    }
+  });
+  if (n == 0) ctx.out().note("rcoord: no objects match");
+  return n > 0 ? 0 : 1;
+}
 
 void add_ls(CLI::App& app, Context& ctx) {
   auto args = std::make_shared<LsArgs>();
   auto* ls = app.add_subcommand("ls", "List the objects rcoord keeps, with type and state");
   ls->add_option("pattern", args->pattern, "Glob over whole object names (default *)");
-  std::string types;
-  for (const auto& t : inventory::types()) types += (types.empty() ? "" : "|") + t;
-  ls->add_option("--type", args->type, "Only objects of this type")
-      ->type_name(types)
-      ->check(CLI::IsMember(inventory::types()).description(""));
+  add_type_option(ls, args->type);
+  ls->add_flag("--names", args->names,
+               "Print only the names, one per line (escaped: \\n for a newline, \\\\ for a "
+               "backslash); no state is read");
+  add_watch_option(ls, args->watch);
   ls->footer(
-      "Found with SCAN (never KEYS), so a large keyspace is walked without blocking the server.\n"
+      "Found with SCAN (never KEYS), so a large keyspace is walked without blocking the server;\n"
+      "the states of the objects found are read in pipelined batches.\n"
       "Names are printed escaped (\\n for a newline, \\\\ for a backslash).\n"
-      "Example: rcoord ls 'deploy-*' --type lock");
+      "Examples:\n"
+      "  rcoord ls 'deploy-*' --type lock\n"
+      "  rcoord ls --names --type queue\n"
+      "  rcoord ls --type sem --watch 2s");
   ls->callback([&ctx, args] {
     ctx.action = [&ctx, args] {
-      std::size_t n = inventory::list(ctx.conn(), ctx.keys(), args->pattern, args->type,
-                                      [&](const inventory::Object& o) { ctx.out().emit(o); });
-      if (n == 0) ctx.out().note("rcoord: no objects match");
-      return n > 0 ? 0 : 1;
+      return run_watched(ctx, args->watch, [&ctx, args] { return list_once(ctx, *args); });
     };
   });
 }

@@ -13,6 +13,9 @@ namespace rcoord::cmd {
 void add_ops(CLI::App& app, Context& ctx);
 void add_doctor(CLI::App& app, Context& ctx);
 void add_ls(CLI::App& app, Context& ctx);
+
+/// The --type option of ls, top and metrics: one of inventory::types().
+void add_type_option(CLI::App* verb, std::string& type);
 }  // namespace rcoord::cmd
 
 namespace rcoord::inventory {

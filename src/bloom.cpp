@@ -632,10 +632,38 @@ const std::vector<ItemResult>& Tester::finish() {
 
 Info info(Connection& conn, const Keys& keys, std::string_view name) {
   check_name("bloom filter", name);
+  Meta m;
+  if (!read_meta(conn, keys, name, m)) {
+    Info out;
+    out.name = std::string(name);
+    return out;
+  }
+  auto replies = conn.pipeline(layer_commands(keys, name, m));
+  return decode_info(keys, name, m, replies);
+}
+
+std::vector<Args> meta_commands(const Keys& keys, std::string_view name) {
+  std::string key = keys.object(kType, name);
+  return {{"TYPE", key}, {"HGETALL", key}};
+}
+
+std::vector<Args> layer_commands(const Keys& keys, std::string_view name, const Meta& meta) {
+  std::vector<Args> cmds;
+  for (std::size_t i = 0; i < meta.layers.size(); ++i) {
+    std::string key = layer_key(keys, name, i);
+    cmds.push_back({"BITCOUNT", key});
+    cmds.push_back({"STRLEN", key});
+  }
+  return cmds;
+}
+
+Info decode_info(const Keys& keys, std::string_view name, const Meta& m,
+                 std::span<const Reply> replies) {
+  if (replies.size() != 2 * m.layers.size()) {
+    throw Error(kServer, "unexpected replies to the bloom filter's BITCOUNT and STRLEN");
+  }
   Info out;
   out.name = std::string(name);
-  Meta m;
-  if (!read_meta(conn, keys, name, m)) return out;
   out.exists = true;
   out.error_rate = m.error_rate;
   out.items = m.items;
@@ -643,13 +671,6 @@ Info info(Connection& conn, const Keys& keys, std::string_view name) {
   out.expansion = m.expansion;
   out.nonscaling = m.expansion == 0;
   out.hashes = m.layers.back().hashes;
-  std::vector<Args> cmds;
-  for (std::size_t i = 0; i < m.layers.size(); ++i) {
-    std::string key = layer_key(keys, name, i);
-    cmds.push_back({"BITCOUNT", key});
-    cmds.push_back({"STRLEN", key});
-  }
-  auto replies = conn.pipeline(cmds);
   std::uint64_t ones = 0;
   double none_positive = 1.0;
   for (std::size_t i = 0; i < m.layers.size(); ++i) {

@@ -20,6 +20,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -237,6 +238,16 @@ struct Info {
   double estimated_error_rate = 0;  ///< from the real fill of each layer
 };
 Info info(Connection& conn, const Keys& keys, std::string_view name);
+
+// info() in two rounds, for reading many filters in one pipeline each round.
+/// The first round: read_meta()'s TYPE and HGETALL; decode with decode_meta().
+std::vector<Args> meta_commands(const Keys& keys, std::string_view name);
+/// The second round for a filter whose metadata is `meta`: BITCOUNT and STRLEN of each layer.
+std::vector<Args> layer_commands(const Keys& keys, std::string_view name, const Meta& meta);
+/// The filter's info from its metadata and the replies to layer_commands() (no I/O). Throws
+/// Error(kServer) for error replies or replies of another shape.
+Info decode_info(const Keys& keys, std::string_view name, const Meta& meta,
+                 std::span<const Reply> replies);
 
 /// The parameters layer `index` of `meta` would get; bits=0 when it may not be added (it
 /// would pass kMaxBits, or kMaxLayers).

@@ -155,6 +155,11 @@ Status status(Connection& conn, const Keys& keys, std::string_view name) {
   return s;
 }
 
+Call status_call(const Keys& keys, std::string_view name) {
+  return script_call(lua::kElectStatus, {keys.object(kType, name), keys.aux(kType, name, "term")},
+                     {});
+}
+
 void decode_campaign(const redisReply* r, Campaign& out) {
   out.leader = element_integer(r, 0) == 1;
   out.term = element_integer(r, 1);

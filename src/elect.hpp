@@ -18,6 +18,7 @@
 #include "connection.hpp"
 #include "duration.hpp"
 #include "keys.hpp"
+#include "script.hpp"
 
 namespace rcoord::elect {
 
@@ -82,6 +83,8 @@ struct Status {
   std::int64_t ttl_ms = 0;  ///< the leader's remaining lease
 };
 Status status(Connection& conn, const Keys& keys, std::string_view name);
+/// status() as a call for a pipeline of many objects (send_calls); decode with decode_status.
+Call status_call(const Keys& keys, std::string_view name);
 
 // Pure decoders of the scripts' replies (no I/O), for tests and fuzzing. Both throw
 // Error(kServer) for a reply of another shape.

@@ -1,7 +1,11 @@
 #pragma once
-/// `rcoord ls`: the objects rcoord keeps, found with SCAN (never KEYS), each with its type
-/// and a one-line state.
+/// The objects rcoord keeps, found with SCAN (never KEYS), each with its state: what `ls`
+/// lists, `top` shows and `metrics` exports. One pass walks each master once; the states of
+/// the objects a SCAN page finds are read in pipelined batches (one round trip per batch,
+/// a second one for the types that need it), so a large keyspace is read without a round
+/// trip per object and without a long command that would block the server.
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -12,21 +16,68 @@
 
 namespace rcoord::inventory {
 
+/// One figure `rcoord metrics` exports about an object: the metric's name (SPEC §5), the
+/// value of its `state` label where it has one (a queue's messages), and the value.
+struct Gauge {
+  std::string_view metric;
+  std::string_view state;
+  double value = 0;
+};
+
+/// An object and its state as one pass read it.
 struct Object {
   std::string type;  ///< lock | sem | limit | bloom | pf | complete | recent | elect | queue |
                      ///< signal | latch
   std::string name;
-  std::string state;  ///< one line, e.g. "held by 3f9d57ad… for 12.3s, fence 7"
+  std::string state;     ///< one line, e.g. "held by 3f9d57ad… for 12.3s, fence 7"
+  bool readable = true;  ///< false: its keys hold what rcoord does not keep (state says what)
+  std::string holder;    ///< who holds or leads it: a token's start, a leader's id, "3 readers"
+  std::int64_t waiting = -1;  ///< processes waiting for it; -1 where waiting means nothing
+  std::int64_t ttl_ms = -1;   ///< time left of the hold, lease or window; -1 none
+  /// How long ago its state last changed, where the server records it (when a lock's holder
+  /// took it); -1 unknown.
+  std::int64_t age_ms = -1;
+  /// Its state less what only counts down (TTLs): two readings with the same fingerprint
+  /// show no change in between.
+  std::string fingerprint;
+  std::vector<Gauge> gauges;  ///< what `rcoord metrics` exports about it
 };
 
 /// The object types `ls --type` accepts.
 const std::vector<std::string>& types();
 
-/// Calls `each` for every object whose name matches the glob `pattern` ("*": all) and whose
-/// type is `type` ("": any), as SCAN finds them (a cursor walk: the server is never blocked,
-/// and an object changed during the walk may be missed or seen as it is then). Returns how
-/// many were found. Throws Error(kUsage) for an unknown type.
-std::size_t list(Connection& conn, const Keys& keys, std::string_view pattern,
-                 std::string_view type, const std::function<void(const Object&)>& each);
+struct Query {
+  std::string pattern = "*";  ///< glob of object names
+  std::string type;           ///< "" any
+  bool states = true;         ///< false: names only, no state read (`ls --names`)
+};
+
+/// What one pass reached.
+struct Pass {
+  std::size_t found = 0;    ///< objects reported
+  std::size_t masters = 0;  ///< cluster masters walked or tried; 0 when not a cluster
+  /// The cluster masters that could not be reached, each as its error message: their
+  /// objects are missing from the pass.
+  std::vector<std::string> unreachable;
+};
+
+/// Calls `each` for every object whose name matches the query, as SCAN finds them (a cursor
+/// walk: the server is never blocked, and an object changed during the walk may be missed or
+/// seen as it is then). On a cluster every master is walked; one that cannot be reached is
+/// listed in Pass::unreachable and the others are still read. An object whose keys hold
+/// something else is reported unreadable, not thrown. Throws Error(kUsage) for an unknown
+/// type, Error(kConnection) when the server (a standalone one, or the cluster's seed) cannot
+/// be reached.
+Pass survey(Connection& conn, const Keys& keys, const Query& query,
+            const std::function<void(const Object&)>& each);
+
+/// `ls`: as survey(), then, when masters were missed, Error(kConnection) naming them (the
+/// objects of the others were reported). Returns how many objects were found.
+std::size_t list(Connection& conn, const Keys& keys, const Query& query,
+                 const std::function<void(const Object&)>& each);
+
+/// The Error (kConnection) for a pass that missed masters ("N of M cluster masters were not
+/// <verb>: ..."); call only when it did.
+Error unreachable_error(const Pass& pass, std::string_view verb = "listed");
 
 }  // namespace rcoord::inventory

@@ -60,9 +60,18 @@ Counted down(Connection& conn, const Keys& keys, std::string_view name, std::int
 Status status(Connection& conn, const Keys& keys, std::string_view name) {
   check_name("latch", name);
   Reply r = eval(conn, lua::kLatchStatus, {keys.object(kType, name)}, {});
-  Status out;
+  Status out = decode_status(r.get());
   out.name = std::string(name);
-  std::int64_t count = reply_integer(r.get());
+  return out;
+}
+
+Call status_call(const Keys& keys, std::string_view name) {
+  return script_call(lua::kLatchStatus, {keys.object(kType, name)}, {});
+}
+
+Status decode_status(const redisReply* r) {
+  Status out;
+  std::int64_t count = reply_integer(r);
   out.found = count >= 0;
   out.count = out.found ? count : 0;
   return out;

@@ -14,6 +14,7 @@
 #include "connection.hpp"
 #include "duration.hpp"
 #include "keys.hpp"
+#include "script.hpp"
 
 namespace rcoord::latch {
 
@@ -41,6 +42,10 @@ Counted down(Connection& conn, const Keys& keys, std::string_view name, std::int
 /// Same shape: found=false when there is no such latch.
 using Status = Counted;
 Status status(Connection& conn, const Keys& keys, std::string_view name);
+/// status() as a call for a pipeline of many objects (send_calls), and its reply decoded
+/// (no I/O: everything but the name).
+Call status_call(const Keys& keys, std::string_view name);
+Status decode_status(const redisReply* r);
 
 struct Waited {
   bool open = false;  ///< the count is 0

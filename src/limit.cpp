@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <ctime>
 #include <numeric>
@@ -114,23 +115,68 @@ std::int64_t ceil_ms(std::int64_t us) {
   return us / 1000 + (us % 1000 != 0 ? 1 : 0);
 }
 
+namespace {
+
+Args decision_args(const Params& p, std::int64_t max_wait_us, bool peek, std::string_view member) {
+  return {std::to_string(p.unit),
+          std::to_string(p.drain),
+          std::to_string(p.burst),
+          std::to_string(p.cost),
+          std::to_string(p.window_us),
+          std::to_string(max_wait_us),
+          peek ? "1" : "0",
+          std::string(member.empty() ? "-" : member)};
+}
+
+// A stored decimal number; 0 for a missing, malformed or negative one.
+std::int64_t positive_or_zero(std::string_view text) {
+  std::int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc{} || end != text.data() + text.size() || v < 0) return 0;
+  return v;
+}
+
+}  // namespace
+
 Raw evaluate(Connection& conn, const Keys& keys, std::string_view key, const Params& p,
              std::int64_t max_wait_us, bool peek, std::string_view member) {
   check_name("limit", key);
-  Args args{std::to_string(p.unit),
-            std::to_string(p.drain),
-            std::to_string(p.burst),
-            std::to_string(p.cost),
-            std::to_string(p.window_us),
-            std::to_string(max_wait_us),
-            peek ? "1" : "0",
-            std::string(member.empty() ? "-" : member)};
   // A peek writes nothing, so there is nothing for replicas to acknowledge (the scripts
   // also write, so they cannot declare no-writes).
   std::optional<ReplicaWaitSuspended> no_wait;
   if (peek) no_wait.emplace(conn);
-  Reply r = eval(conn, script_of(p.algo), key_names(keys, key), args);
+  Reply r = eval(conn, script_of(p.algo), key_names(keys, key),
+                 decision_args(p, max_wait_us, peek, member));
   return decode_raw(r.get());
+}
+
+Call peek_call(const Keys& keys, std::string_view key, const Params& p) {
+  return script_call(script_of(p.algo), key_names(keys, key), decision_args(p, -1, true, {}));
+}
+
+Args stored_params_command(const Keys& keys, std::string_view key) {
+  return {"HMGET", keys.object(kType, key), "algo", "unit", "drain", "burst", "window"};
+}
+
+std::optional<Params> decode_stored_params(const redisReply* fields) {
+  if (fields->type != REDIS_REPLY_ARRAY || fields->elements != 5) {
+    throw Error(kServer, "unexpected reply to HMGET");
+  }
+  auto field = [&](std::size_t i) { return reply_string(fields->element[i]); };
+  auto algo = parse_algo(field(0));
+  auto number = [&](std::size_t i) { return positive_or_zero(field(i)); };
+  if (!algo || number(3) < 1) return std::nullopt;
+  Params p;
+  p.algo = *algo;
+  p.burst = number(3);
+  p.cost = 1;
+  p.unit = number(1);
+  p.drain = number(2);
+  p.window_us = number(4);
+  bool complete = (*algo == Algo::kGcra || *algo == Algo::kTokenBucket) ? p.unit > 0 && p.drain > 0
+                                                                        : p.window_us > 0;
+  if (!complete) return std::nullopt;
+  return p;
 }
 
 Raw decode_raw(const redisReply* r) {

@@ -19,6 +19,7 @@
 #include "connection.hpp"
 #include "duration.hpp"
 #include "keys.hpp"
+#include "script.hpp"
 
 namespace rcoord::limit {
 
@@ -72,6 +73,18 @@ struct Raw {
 /// nothing. `member` names the log entry of a sliding-window request (unique per request).
 Raw evaluate(Connection& conn, const Keys& keys, std::string_view key, const Params& p,
              std::int64_t max_wait_us, bool peek, std::string_view member);
+
+/// A peek (evaluate() with `peek`, cost 1) as a call for a pipeline of many objects
+/// (send_calls); decode with decode_raw().
+Call peek_call(const Keys& keys, std::string_view key, const Params& p);
+
+/// The HMGET of the parameters a limit's state keeps from its last decision (algo, unit,
+/// drain, burst, window), for decode_stored_params().
+Args stored_params_command(const Keys& keys, std::string_view key);
+/// Those parameters with cost 1, or nullopt when the state has none or only part of them
+/// (state written by an earlier version has no burst). Throws Error(kServer) for a reply of
+/// another shape.
+std::optional<Params> decode_stored_params(const redisReply* fields);
 
 /// Gives a reservation back if the server's clock has not reached its due time yet.
 /// True if given back.

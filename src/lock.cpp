@@ -129,18 +129,28 @@ bool raise_fence(Connection& conn, const Keys& keys, std::string_view name, std:
 Status status(Connection& conn, const Keys& keys, std::string_view name) {
   check_name("lock", name);
   Reply r = eval(conn, lua::kLockStatus, lock_keys(keys, name), {});
-  if (r->type != REDIS_REPLY_ARRAY || r->elements != 5) {
+  Status s = decode_status(r.get());
+  s.name = std::string(name);
+  return s;
+}
+
+Call status_call(const Keys& keys, std::string_view name) {
+  return script_call(lua::kLockStatus, lock_keys(keys, name), {});
+}
+
+Status decode_status(const redisReply* r) {
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != 7) {
     throw Error(kServer, "unexpected reply from the lock_status script");
   }
   Status s;
-  s.name = std::string(name);
   s.token = reply_string(r->element[0]);
-  s.held = !s.token.empty();
   s.fence = reply_integer(r->element[1]);
   s.ttl_ms = std::max<std::int64_t>(0, reply_integer(r->element[2]));
   s.mode = reply_string(r->element[3]);
   s.readers = reply_integer(r->element[4]);
-  s.held = s.held || s.readers > 0;
+  s.held = !s.token.empty() || s.readers > 0;
+  s.held_ms = reply_integer(r->element[5]);
+  s.waiting = reply_integer(r->element[6]);
   return s;
 }
 

@@ -17,6 +17,7 @@
 #include "connection.hpp"
 #include "duration.hpp"
 #include "keys.hpp"
+#include "script.hpp"
 
 namespace rcoord::lock {
 
@@ -67,8 +68,14 @@ struct Status {
   std::int64_t fence = 0;  ///< the holder's fence; when free, the last fence handed out
   std::string mode;        ///< "exclusive", "shared" (held by readers), or "" when free
   std::int64_t readers = 0;
+  std::int64_t held_ms = -1;  ///< since the writer took it; -1 unknown (readers, older takes)
+  std::int64_t waiting = 0;   ///< writers and readers waiting for it
 };
 Status status(Connection& conn, const Keys& keys, std::string_view name);
+/// status() as a call for a pipeline of many objects (send_calls), and its reply decoded
+/// (no I/O: everything but the name; throws Error(kServer) for a reply of another shape).
+Call status_call(const Keys& keys, std::string_view name);
+Status decode_status(const redisReply* r);
 
 /// Redlock's fencing step on one node: if `token` holds the lock there, its fence becomes
 /// `fence` and the node's fence counter is raised to at least `fence`. False when `token`

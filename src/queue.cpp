@@ -180,6 +180,10 @@ Stats stats(Connection& conn, const Keys& keys, std::string_view name) {
   return decode_stats(r.get());
 }
 
+Call stats_call(const Keys& keys, std::string_view name) {
+  return script_call(lua::kQueueStats, queue_keys(keys, name), {});
+}
+
 std::vector<Message> peek(Connection& conn, const Keys& keys, std::string_view name,
                           std::int64_t count) {
   Args k = queue_keys(keys, name);

@@ -19,6 +19,7 @@
 #include "connection.hpp"
 #include "duration.hpp"
 #include "keys.hpp"
+#include "script.hpp"
 
 namespace rcoord::queue {
 
@@ -93,6 +94,8 @@ struct Stats {
 };
 /// Counts, after moving what is due (like pop does).
 Stats stats(Connection& conn, const Keys& keys, std::string_view name);
+/// stats() as a call for a pipeline of many objects (send_calls); decode with decode_stats.
+Call stats_call(const Keys& keys, std::string_view name);
 
 /// The next `count` ready messages, head first, without taking them.
 std::vector<Message> peek(Connection& conn, const Keys& keys, std::string_view name,

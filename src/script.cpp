@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -164,6 +165,76 @@ Reply eval(Connection& conn, const Script& script, const Args& keys, const Args&
     throw script_error(std::string_view(r->str, r->len), script, keys);
   if (script.writes) conn.await_replicas();
   return r;
+}
+
+Call script_call(const Script& script, const Args& keys, const Args& args) {
+  return {eval_args("EVALSHA", script.sha1, keys, args), &script};
+}
+
+namespace {
+
+// The keys of a script call (EVALSHA sha numkeys key... arg...), for its error messages.
+Args call_keys(const Call& call) {
+  if (call.args.size() < 3) return {};
+  std::size_t n = std::strtoul(call.args[2].c_str(), nullptr, 10);
+  n = std::min(n, call.args.size() - 3);
+  auto first = call.args.begin() + 3;
+  return {first, first + static_cast<std::ptrdiff_t>(n)};
+}
+
+// The same call with the script's body instead of its SHA1.
+Args as_eval(const Call& call) {
+  Args args = call.args;
+  args[0] = "EVAL";
+  args[1] = std::string(call.script->body);
+  return args;
+}
+
+// Sends `commands` and reads their replies with `exchange`; then those of `calls` answered
+// NOSCRIPT once more as EVAL, which also puts the script in the server's cache.
+std::vector<Reply> with_noscript_retry(
+    const std::vector<Call>& calls,
+    const std::function<std::vector<Reply>(const std::vector<Args>&)>& exchange) {
+  std::vector<Args> commands;
+  commands.reserve(calls.size());
+  for (const auto& c : calls) commands.push_back(c.args);
+  auto replies = exchange(commands);
+  std::vector<std::size_t> again;
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    if (calls[i].script != nullptr && is_noscript(replies[i])) again.push_back(i);
+  }
+  if (again.empty()) return replies;
+  std::vector<Args> evals;
+  evals.reserve(again.size());
+  for (std::size_t i : again) evals.push_back(as_eval(calls[i]));
+  auto second = exchange(evals);
+  for (std::size_t k = 0; k < again.size(); ++k) replies[again[k]] = std::move(second[k]);
+  return replies;
+}
+
+}  // namespace
+
+std::vector<Reply> send_calls(Connection& conn, const std::vector<Call>& calls) {
+  return with_noscript_retry(calls, [&conn](const std::vector<Args>& commands) {
+    std::string out;
+    for (const auto& c : commands) append_command(out, c);
+    conn.send_formatted(out);
+    std::vector<Reply> replies;
+    replies.reserve(commands.size());
+    for (std::size_t i = 0; i < commands.size(); ++i) replies.push_back(conn.receive());
+    return replies;
+  });
+}
+
+std::vector<Reply> send_calls_routed(Connection& conn, const std::vector<Call>& calls) {
+  return with_noscript_retry(
+      calls, [&conn](const std::vector<Args>& commands) { return conn.pipeline(commands); });
+}
+
+Error call_error(const redisReply* reply, const Call& call) {
+  std::string_view msg(reply->str, reply->len);
+  if (call.script != nullptr) return script_error(msg, *call.script, call_keys(call));
+  return reply_error(std::string(msg), call.args.empty() ? "command" : call.args.front());
 }
 
 Reply eval_taking(Connection& conn, const Script& script, const Args& keys, const Args& args,

@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <string_view>
+#include <vector>
 
 #include "connection.hpp"
 
@@ -40,5 +41,30 @@ std::string script_error_text(std::string_view msg);
 /// before the Error(kConnection) goes on, its hint saying whether the server confirmed it.
 Reply eval_taking(Connection& conn, const Script& script, const Args& keys, const Args& args,
                   const std::function<void()>& give_back);
+
+/// One command of a pipeline of reads: a plain command, or a script called by EVALSHA (and
+/// sent once more as EVAL when the server does not have the script cached).
+struct Call {
+  Args args;                       ///< the command; for a script, its EVALSHA form
+  const Script* script = nullptr;  ///< the script called; nullptr for a plain command
+};
+
+/// The EVALSHA call of `script` on `keys` with `args`, for send_calls().
+Call script_call(const Script& script, const Args& keys, const Args& args);
+
+/// Sends `calls` in one write, then reads their replies, in order, error replies in place.
+/// Redirects are not followed (the caller knows the keys are on this node, e.g. found there
+/// by SCAN; a MOVED or ASK reply comes back as it is). Calls answered NOSCRIPT are sent once
+/// more as EVAL. Writing scripts do not wait for --wait-replicas here: this is for reading
+/// many objects' state at once. Throws Error(kConnection) for I/O failures.
+std::vector<Reply> send_calls(Connection& conn, const std::vector<Call>& calls);
+
+/// As send_calls(), following cluster redirects as Connection::pipeline() does (so `conn`
+/// may move to another node for good).
+std::vector<Reply> send_calls_routed(Connection& conn, const std::vector<Call>& calls);
+
+/// The Error an error reply to `call` stands for: script_error() for a script call,
+/// reply_error() for a plain command.
+Error call_error(const redisReply* reply, const Call& call);
 
 }  // namespace rcoord

@@ -121,6 +121,10 @@ Status status(Connection& conn, const Keys& keys, std::string_view name) {
   return s;
 }
 
+Call status_call(const Keys& keys, std::string_view name) {
+  return script_call(lua::kSemStatus, sem_keys(keys, name), {});
+}
+
 void decode_take(const redisReply* r, Taken& out) {
   out.holders = element(r, 1);
   out.in_use = element(r, 2);

@@ -1,5 +1,5 @@
 -- lock_acquire: take the lock exclusively (a writer), or refresh it for its holder.
--- KEYS[1] lock hash {token, fence}, KEYS[2] fence counter, KEYS[3] writers' wake list,
+-- KEYS[1] lock hash {token, fence, acquired_at (server ms)}, KEYS[2] fence counter, KEYS[3] writers' wake list,
 -- KEYS[4] readers zset (token -> lease deadline), KEYS[5] waiting writers zset (token ->
 -- heartbeat deadline), KEYS[6] waiting readers zset, KEYS[7] readers' fences hash
 -- (all under one {hash tag}; times in ms of server time)
@@ -19,7 +19,7 @@ redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
 
 if not holder and redis.call('ZCARD', KEYS[4]) == 0 then
   local fence = redis.call('INCR', KEYS[2])
-  redis.call('HSET', KEYS[1], 'token', token, 'fence', fence)
+  redis.call('HSET', KEYS[1], 'token', token, 'fence', fence, 'acquired_at', now)
   redis.call('PEXPIRE', KEYS[1], ttl)
   redis.call('ZREM', KEYS[5], token)
   return {1, fence, ttl}

@@ -72,7 +72,7 @@ expect 7 "$RCOORD" lock run "$L2" -- sh -c 'exit 7'
 # A blocked waiter (BLPOP on the lock's node) is woken by the release.
 expect 0 "$RCOORD" lock acquire "$L2" --ttl 10m
 tok=$OUT
-"$RCOORD" lock acquire "$L2" --wait 1m >/dev/null &
+"$RCOORD" lock acquire "$L2" --wait 1m --ttl 10m >/dev/null & # (held until metrics below)
 w=$!
 track $w
 wait_blocked "$M2" 1
@@ -267,8 +267,9 @@ pass "latch: init/down/wait/status"
 
 # --- ls, doctor ---------------------------------------------------------------------------------
 L1=$(name_on lock deploy "$M1")
-"$RCOORD" lock acquire "$L1" >/dev/null
-"$RCOORD" lock acquire "$L3" >/dev/null
+# (a lease that outlasts the checks below on a slow machine: metrics checks they are held)
+"$RCOORD" lock acquire "$L1" --ttl 10m >/dev/null
+"$RCOORD" lock acquire "$L3" --ttl 10m >/dev/null
 expect 0 "$RCOORD" ls --type lock
 assert_contains "$OUT" "$L1"
 assert_contains "$OUT" "$L2"
@@ -280,7 +281,11 @@ assert_lines "$OUT" 3 "ls finds the pf keys of all three masters from any seed"
 expect 0 "$RCOORD" doctor
 for p in $M1 $M2 $M3; do assert_contains "$OUT" "127.0.0.1:$p:"; done
 assert_contains "$OUT" "ok    cluster: all 16384 slots are served"
-pass "ls and doctor cover every master"
+expect 0 "$RCOORD" top --type lock
+for l in "$L1" "$L2" "$L3"; do assert_contains "$OUT" "$l"; done
+expect 0 "$RCOORD" metrics --type lock
+for l in "$L1" "$L2" "$L3"; do assert_contains "$OUT" "rcoord_lock_held{name=\"$l\"} 1"; done
+pass "ls, top, metrics and doctor cover every master"
 
 # --- ASK: a slot in migration -------------------------------------------------------------------
 # Keys of one slot are moved by hand from M2 to M3 while the slot is MIGRATING/IMPORTING.
@@ -347,4 +352,12 @@ assert_contains "$OUT" "$L3"
 case "$OUT" in *"$L2"*) fail "a lock of the stopped master was listed" ;; esac
 assert_contains "$ERR" "1 of 3 cluster masters were not listed: cannot connect to 127.0.0.1:$M2"
 assert_lines "$ERR" 1
-pass "a master down: ls lists the other masters' objects and exits 3 naming it"
+expect 3 "$RCOORD" --url "redis://127.0.0.1:$M1" top --type lock
+assert_contains "$OUT" "$L3"
+case "$OUT" in *"$L2"*) fail "top showed a lock of the stopped master" ;; esac
+assert_contains "$ERR" "1 of 3 cluster masters were not read: cannot connect to 127.0.0.1:$M2"
+expect 3 "$RCOORD" --url "redis://127.0.0.1:$M1" metrics --type lock --textfile "$TEST_TMP/c.prom"
+assert_contains "$(cat "$TEST_TMP/c.prom")" "rcoord_lock_held{name=\"$L3\"} 1"
+case "$(cat "$TEST_TMP/c.prom")" in *"$L2"*) fail "metrics of the stopped master" ;; esac
+assert_contains "$ERR" "1 of 3 cluster masters were not read: cannot connect to 127.0.0.1:$M2"
+pass "a master down: ls, top and metrics show the other masters' objects and exit 3 naming it"

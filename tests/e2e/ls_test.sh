@@ -102,3 +102,25 @@ pass "2500 objects across SCAN pages, each once"
 expect 0 "$RCOORD" --prefix other: ls
 assert_contains "$OUT" "not-ours"
 pass "--prefix selects the namespace"
+
+# --names: bare names, one per line, each once (a name two types use too), escaped; no state
+"$RCOORD" sem take deploy-web --limit 2 >/dev/null
+"$RCOORD" lock acquire $'deploy-\nforged' >/dev/null
+expect 0 "$RCOORD" ls --names 'deploy-*'
+assert_eq "$(echo "$OUT" | sort)" "$(printf '%s\n' 'deploy-\nforged' deploy-db deploy-web)" \
+  "names, escaped, each once"
+expect 0 "$RCOORD" --json ls --names 'deploy-web'
+assert_eq "$(echo "$OUT" | sort)" "$(printf '%s\n' '{"type":"lock","name":"deploy-web"}' \
+  '{"type":"sem","name":"deploy-web"}')"
+expect 1 "$RCOORD" ls --names 'nothing-*'
+pass "--names: bare names, escaped, each once; JSON with the type"
+
+# --watch: the listing again and again until its reader is gone
+set +e
+timeout 20 "$RCOORD" ls --type latch --watch 100ms | head -n 3 >"$TEST_TMP/watched"
+codes=("${PIPESTATUS[@]}")
+set -e
+assert_eq "$(cat "$TEST_TMP/watched")" "$(printf 'latch     ci  count 3\n%.0s' 1 2 3)" "three refreshes"
+[ "${codes[0]}" != 124 ] || fail "ls --watch went on after its reader was gone"
+expect 2 "$RCOORD" ls --watch soon
+pass "--watch refreshes the listing, and stops when its reader is gone"

@@ -1,0 +1,166 @@
+# rcoord metrics: the Prometheus text format, read back by a real parser (Debian's
+# python3-prometheus-client), every metric of SPEC §5 with its figures, label values escaped
+# (quotes, backslashes, newlines, UTF-8, bytes that are not UTF-8), --textfile written
+# atomically (a new file renamed over the old, nothing else left in the directory).
+source "$(dirname "$0")/lib.sh"
+PY=/usr/bin/python3
+"$PY" -c 'import prometheus_client.parser' 2>/dev/null ||
+  fail "python3-prometheus-client not installed (scripts/test installs it)"
+start_redis R
+export RCOORD_URL=$R_URL
+
+# parse FILE: the samples, one per line: `metric<TAB>name<TAB>state<TAB>value`, with the name
+# label as JSON (so that any byte shows); fails on anything the parser refuses, on a family
+# without HELP, or of another type than gauge.
+cat >"$TEST_TMP/parse.py" <<'PY'
+import json, sys
+from prometheus_client.parser import text_string_to_metric_families
+text = open(sys.argv[1], encoding="utf-8").read()
+for family in text_string_to_metric_families(text):
+    assert family.type == "gauge", family
+    assert family.documentation, family
+    print("family\t%s" % family.name)
+    for s in family.samples:
+        print("%s\t%s\t%s\t%r" % (s.name, json.dumps(s.labels["name"], ensure_ascii=False),
+                                  s.labels.get("state", ""), s.value))
+PY
+parse() { "$PY" "$TEST_TMP/parse.py" "$1"; }
+# sample METRIC NAME_JSON [STATE]: the value of one sample of the parsed output in $PARSED.
+sample() {
+  # (the name through the environment: awk -v would take its backslashes as escapes)
+  printf '%s\n' "$PARSED" | M=$1 N=$2 S=${3:-} awk -F'\t' \
+    '$1 == ENVIRON["M"] && $2 == ENVIRON["N"] && $3 == ENVIRON["S"] { print $4; found = 1 }
+     END { exit !found }' ||
+    fail "no sample $1{name=$2${3:+,state=$3}} in: $PARSED"
+}
+
+"$RCOORD" lock acquire held-lock --ttl 5m >/dev/null
+"$RCOORD" lock acquire free-lock >/dev/null
+"$RCOORD" lock break free-lock >/dev/null
+"$RCOORD" sem take slots --limit 3 --permits 2 >/dev/null
+"$RCOORD" limit check api --rate 10/h --cost 3 >/dev/null
+"$RCOORD" elect campaign leader --id host-a --ttl 5m >/dev/null
+"$RCOORD" bloom add seen a b c >/dev/null
+"$RCOORD" pf add visitors x y z >/dev/null
+"$RCOORD" latch init shards --count 2 >/dev/null
+"$RCOORD" queue push jobs one two >/dev/null
+"$RCOORD" queue push poison p1 >/dev/null
+"$RCOORD" queue consume poison --max-attempts 1 --idle-exit 300ms -- false >/dev/null 2>&1
+# names the format must escape, or carry as they are
+quote='say "hi"'
+backslash='back\slash'
+newline=$'two\nlines'
+utf8='Zürich-锁'
+for name in "$quote" "$backslash" "$newline" "$utf8" $'bad-\xff'; do
+  "$RCOORD" lock acquire "$name" --ttl 5m >/dev/null
+done
+
+expect 0 "$RCOORD" metrics
+printf '%s\n' "$OUT" >"$TEST_TMP/all.prom"
+PARSED=$(parse "$TEST_TMP/all.prom") || fail "the parser refused the output: $OUT"
+for metric in rcoord_lock_held rcoord_lock_held_seconds rcoord_lock_fence rcoord_sem_permits_in_use \
+  rcoord_sem_limit rcoord_sem_waiting rcoord_queue_messages rcoord_limit_remaining \
+  rcoord_elect_has_leader rcoord_elect_term rcoord_bloom_items rcoord_bloom_fill_ratio \
+  rcoord_pf_count rcoord_latch_count; do
+  printf '%s\n' "$PARSED" | grep -qx "family	$metric" || fail "metric $metric missing"
+  grep -q "^# TYPE $metric gauge$" "$TEST_TMP/all.prom" || fail "no TYPE line for $metric"
+  grep -q "^# HELP $metric " "$TEST_TMP/all.prom" || fail "no HELP line for $metric"
+done
+pass "valid Prometheus text format with every metric of SPEC §5, HELP and TYPE"
+
+assert_eq "$(sample rcoord_lock_held '"held-lock"')" 1.0
+assert_eq "$(sample rcoord_lock_held '"free-lock"')" 0.0
+assert_eq "$(sample rcoord_lock_fence '"free-lock"')" 1.0
+held=$(sample rcoord_lock_held_seconds '"held-lock"')
+"$PY" -c "import sys; v = float(sys.argv[1]); sys.exit(0 if 0 <= v < 300 else 1)" "$held" ||
+  fail "held-lock held for $held s?"
+printf '%s\n' "$PARSED" | grep -q "^rcoord_lock_held_seconds	\"free-lock\"" &&
+  fail "a free lock has no held_seconds"
+assert_eq "$(sample rcoord_lock_waiting '"held-lock"')" 0.0
+assert_eq "$(sample rcoord_sem_permits_in_use '"slots"')" 2.0
+assert_eq "$(sample rcoord_sem_limit '"slots"')" 3.0
+assert_eq "$(sample rcoord_sem_waiting '"slots"')" 0.0
+assert_eq "$(sample rcoord_queue_messages '"jobs"' ready)" 2.0
+assert_eq "$(sample rcoord_queue_messages '"jobs"' in_flight)" 0.0
+assert_eq "$(sample rcoord_queue_messages '"poison"' dead)" 1.0
+assert_eq "$(sample rcoord_queue_messages '"poison"' delayed)" 0.0
+assert_eq "$(sample rcoord_limit_remaining '"api"')" 7.0
+assert_eq "$(sample rcoord_elect_has_leader '"leader"')" 1.0
+assert_eq "$(sample rcoord_elect_term '"leader"')" 1.0
+assert_eq "$(sample rcoord_bloom_items '"seen"')" 3.0
+fill=$(sample rcoord_bloom_fill_ratio '"seen"')
+"$PY" -c "import sys; v = float(sys.argv[1]); sys.exit(0 if 0 < v < 0.01 else 1)" "$fill" ||
+  fail "fill ratio $fill"
+assert_eq "$(sample rcoord_pf_count '"visitors"')" 3.0
+assert_eq "$(sample rcoord_latch_count '"shards"')" 2.0
+pass "each metric carries the object's figure"
+
+for name in "$quote" "$backslash" "$newline" "$utf8"; do
+  json=$("$PY" -c 'import json, sys; print(json.dumps(sys.argv[1], ensure_ascii=False))' "$name")
+  assert_eq "$(sample rcoord_lock_held "$json")" 1.0 "lock $json"
+done
+grep -qF 'name="say \"hi\""' "$TEST_TMP/all.prom" || fail "quotes not escaped"
+grep -qF 'name="back\\slash"' "$TEST_TMP/all.prom" || fail "backslash not escaped"
+grep -qF 'name="two\nlines"' "$TEST_TMP/all.prom" || fail "newline not escaped"
+# A name that is not UTF-8 cannot be carried as it is: its byte is written \xff.
+assert_eq "$(sample rcoord_lock_held '"bad-\\xff"')" 1.0
+pass "label values escaped: quotes, backslashes, newlines; UTF-8 kept; other bytes as \\xHH"
+
+expect 0 "$RCOORD" metrics 'held-*' --type lock
+printf '%s\n' "$OUT" >"$TEST_TMP/some.prom"
+PARSED=$(parse "$TEST_TMP/some.prom")
+assert_eq "$(printf '%s\n' "$PARSED" | grep -c '^rcoord_lock_held	')" 1 "only held-lock"
+printf '%s\n' "$PARSED" | grep -q '^rcoord_queue_messages' && fail "--type lock printed a queue"
+pass "PATTERN and --type select the objects"
+
+# --textfile: a new file renamed over the old one; nothing else left in the directory
+dir=$TEST_TMP/collector
+mkdir "$dir"
+expect 0 "$RCOORD" metrics --textfile "$dir/rcoord.prom"
+assert_eq "$OUT" "" "stdout with --textfile"
+PARSED=$(parse "$dir/rcoord.prom")
+assert_eq "$(sample rcoord_latch_count '"shards"')" 2.0
+assert_eq "$(stat -c %a "$dir/rcoord.prom")" 644 "the file's mode (readable by the collector)"
+first_inode=$(stat -c %i "$dir/rcoord.prom")
+"$RCOORD" latch down shards >/dev/null
+expect 0 "$RCOORD" metrics --textfile "$dir/rcoord.prom"
+[ "$(stat -c %i "$dir/rcoord.prom")" != "$first_inode" ] ||
+  fail "the file was rewritten in place, not replaced by a rename"
+PARSED=$(parse "$dir/rcoord.prom")
+assert_eq "$(sample rcoord_latch_count '"shards"')" 1.0
+assert_eq "$(ls -A "$dir")" rcoord.prom "files left in the directory"
+pass "--textfile replaces the file atomically (rename), mode 644, nothing left behind"
+
+# A collector reading while rcoord writes never sees half a file: a reader opens the file over
+# and over while 30 --textfile writes replace it; every read must end with the last family's
+# samples (a write in place would show an empty or cut file to some of the reads).
+cat >"$TEST_TMP/reader.py" <<'PY'
+import os, sys
+path, stop = sys.argv[1], sys.argv[2]
+reads = bad = 0
+while not os.path.exists(stop):
+    text = open(path, encoding="utf-8").read()
+    reads += 1
+    if not text.endswith('rcoord_latch_count{name="shards"} 1\n'):
+        bad += 1
+        print("a partial read: %r" % text[-80:], file=sys.stderr)
+print(reads, bad)
+sys.exit(1 if bad else 0)
+PY
+"$PY" "$TEST_TMP/reader.py" "$dir/rcoord.prom" "$TEST_TMP/stop" >"$TEST_TMP/reads" &
+reader=$!
+for _ in $(seq 30); do "$RCOORD" metrics --textfile "$dir/rcoord.prom"; done
+touch "$TEST_TMP/stop"
+wait "$reader" || fail "a reader saw a partial file: $(cat "$TEST_TMP/reads")"
+read -r reads _ <"$TEST_TMP/reads"
+[ "$reads" -gt 30 ] || fail "the reader read only $reads times during 30 writes"
+assert_eq "$(ls -A "$dir")" rcoord.prom "files left after 30 writes"
+pass "a reader never sees a partial --textfile ($reads reads during 30 writes)"
+
+expect 2 "$RCOORD" metrics --textfile "$TEST_TMP/no-such-dir/rcoord.prom"
+assert_contains "$ERR" "no-such-dir"
+expect 2 "$RCOORD" metrics --textfile "$dir"
+assert_eq "$(ls -A "$dir")" rcoord.prom "files left after a failed write"
+expect 0 "$RCOORD" -q metrics
+assert_eq "$OUT" "" "-q"
+pass "a --textfile that cannot be written: exit 2 naming it, nothing left behind"
