@@ -39,6 +39,7 @@ namespace rcoord::inventory {
 
 void to_json(nlohmann::ordered_json& j, const Object& r) {
   j = {{"type", r.type}, {"name", r.name}, {"state", r.state}};
+  if (r.expires_in_ms >= 0) j["expires_in_ms"] = r.expires_in_ms;
 }
 
 std::string to_text(const Object& r) {

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "connection.hpp"
+#include "duration.hpp"
 #include "keys.hpp"
 #include "murmur3.hpp"
 
@@ -89,6 +90,7 @@ struct ReserveOptions {
   double error_rate = kDefaultErrorRate;
   std::uint32_t expansion = kDefaultExpansion;
   bool nonscaling = false;
+  Millis expire{0};  ///< every key of the filter ends this long after the reserve (0: never)
 };
 
 /// Member names are the JSON fields (SPEC: `bits, hashes, bytes`).
@@ -130,8 +132,10 @@ struct ItemResult {
 /// the next, so add() returns the results of the batch *before* the one it is given.
 class Adder {
  public:
-  /// A missing filter is created with the defaults on the first add().
-  Adder(Connection& conn, const Keys& keys, std::string_view name);
+  /// A missing filter is created with the defaults on the first add(). With `expire` above 0
+  /// the filter is created with that expiry, and finish() sets it again on every key (so all
+  /// of it ends `expire` after the last item went in); 0 leaves the expiry it has.
+  Adder(Connection& conn, const Keys& keys, std::string_view name, Millis expire = Millis{0});
   ~Adder();
   Adder(const Adder&) = delete;
   Adder& operator=(const Adder&) = delete;
@@ -161,6 +165,7 @@ class Adder {
 
   void load();
   void refresh();
+  void expire_all();
   void format_sets(const Batch& b, std::size_t begin, std::size_t end, std::int64_t layer,
                    std::string& out) const;
   std::string grant_command(std::int64_t want);
@@ -177,6 +182,7 @@ class Adder {
   const Keys& keys_;
   std::string name_;
   std::string meta_key_;
+  Millis expire_;
   bool loaded_ = false;
   Meta meta_;
   Batch flight_;
@@ -235,6 +241,7 @@ struct Info {
   std::uint32_t expansion = 0;
   bool nonscaling = false;
   double estimated_error_rate = 0;  ///< from the real fill of each layer
+  std::int64_t expires_in_ms = -1;  ///< until the filter ends (--expire); -1: it does not
 };
 Info info(Connection& conn, const Keys& keys, std::string_view name);
 

@@ -158,6 +158,20 @@ std::string state_of(Connection& conn, const Keys& keys, const std::string& type
   return "unknown";
 }
 
+// The objects whose writes take --expire: their main key's PTTL is when the object ends.
+bool may_expire(const std::string& type) {
+  return type == "bloom" || type == "pf" || type == "complete" || type == "recent";
+}
+
+// Milliseconds until the object ends, -1 when it does not (or is gone).
+std::int64_t expires_in_ms(Connection& conn, const Keys& keys, const std::string& type,
+                           const std::string& name) {
+  if (!may_expire(type)) return -1;
+  Reply r = conn.command_raw({"PTTL", keys.object(type, name)});
+  if (r->type != REDIS_REPLY_INTEGER || r->integer < 0) return -1;
+  return r->integer;
+}
+
 // `<prefix>{type:name}` or `<prefix>{type:name}:suffix` -> type and name; false otherwise.
 bool parse_key(const std::string& key, const std::string& prefix, std::string& type,
                std::string& name) {
@@ -209,6 +223,10 @@ void scan_node(Connection& conn, const Keys& keys, const std::string& match,
       if (!seen.insert(object.type + '\0' + object.name).second) continue;
       try {
         object.state = state_of(conn, keys, object.type, object.name);
+        object.expires_in_ms = expires_in_ms(conn, keys, object.type, object.name);
+        if (object.expires_in_ms >= 0) {
+          object.state += fmt::format(", expires in {}", seconds(object.expires_in_ms));
+        }
       } catch (const Error& e) {
         if (e.code() != kServer) throw;
         object.state = fmt::format("unreadable: {}", e.what());

@@ -17,6 +17,8 @@ struct Object {
                      ///< signal | latch
   std::string name;
   std::string state;  ///< one line, e.g. "held by 3f9d57ad… for 12.3s, fence 7"
+  /// Until an object given --expire ends (bloom, pf, complete, recent); -1: it does not.
+  std::int64_t expires_in_ms = -1;
 };
 
 /// The object types `ls --type` accepts.
