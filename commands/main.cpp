@@ -110,7 +110,7 @@ constexpr Command kCommands[] = {
     {"pf", rcoord::cmd::add_pf},         {"ping", rcoord::cmd::add_ops},
     {"sem", rcoord::cmd::add_sem},       {"queue", rcoord::cmd::add_queue},
     {"elect", rcoord::cmd::add_elect},   {"signal", rcoord::cmd::add_signal},
-    {"latch", rcoord::cmd::add_latch},
+    {"latch", rcoord::cmd::add_latch},   {"rm", rcoord::cmd::add_rm},
 };
 
 // Global options that take a value in the next argument (`-p 6379`).
@@ -306,7 +306,8 @@ int run(int argc, char** argv) {
   if (!version_only) add_commands(app, ctx, command_word(argc, argv));
   // `rcoord --help` lists the primitives apart from the operator commands.
   for (auto* sub : app.get_subcommands({})) {
-    bool ops = sub->get_name() == "ping" || sub->get_name() == "doctor" || sub->get_name() == "ls";
+    const auto& name = sub->get_name();
+    bool ops = name == "ping" || name == "doctor" || name == "ls" || name == "rm";
     sub->group(ops ? "Operator commands" : "Primitives");
   }
 

@@ -105,6 +105,7 @@ complete -c rcoord -n __rcoord_needs_command -a latch -d 'Count-down latches: wa
 complete -c rcoord -n __rcoord_needs_command -a doctor -d 'Check what makes coordination unsafe on this server, and how to fix it'
 complete -c rcoord -n __rcoord_needs_command -a ls -d 'List the objects rcoord keeps, with type and state'
 complete -c rcoord -n __rcoord_needs_command -a ping -d 'Check the server: version, mode, round-trip time'
+complete -c rcoord -n __rcoord_needs_command -a rm -d 'Delete every key of objects (refuses what is in use)'
 complete -c rcoord -n '__rcoord_needs_verb bloom' -a reserve -d 'Create a filter sized for N items at error rate P'
 complete -c rcoord -n '__rcoord_needs_verb bloom' -a add -d 'Add items; print the ones that were new'
 complete -c rcoord -n '__rcoord_needs_verb bloom' -a test -d 'Test items; exit 1 if any is definitely absent'
@@ -263,4 +264,7 @@ complete -c rcoord -n '__rcoord_is latch down' -l by -x -d 'Count down by K (def
 complete -c rcoord -n '__rcoord_is latch wait' -l timeout -x -a 'forever 10s 30s 1m 5m 10m' -d 'Wait up to DUR, then exit 1 (default: no limit); the global I/O --timeout goes before the command'
 complete -c rcoord -n '__rcoord_is latch status' -l watch -x -a '250ms 1s 10s 30s 1m 5m 10m 1h' -d 'Show it again every DUR (100ms or more) until interrupted (Ctrl-C)'
 complete -c rcoord -n '__rcoord_is ls' -l type -x -a 'lock sem limit bloom pf complete recent elect queue signal latch' -d 'Only objects of this type'
+complete -c rcoord -n '__rcoord_is rm' -l type -x -a 'lock sem limit bloom pf complete recent elect queue signal latch' -d 'The objects\' type'
+complete -c rcoord -n '__rcoord_is rm' -l force -d 'Also remove a held lock, a semaphore with holders, an election with a leader, a queue with messages in flight'
+complete -c rcoord -n '__rcoord_is rm' -l dry-run -d 'Print what would be removed; remove nothing'
 # END GENERATED

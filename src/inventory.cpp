@@ -17,6 +17,7 @@
 #include "lock.hpp"
 #include "pf.hpp"
 #include "queue.hpp"
+#include "remove.hpp"
 #include "semaphore.hpp"
 #include "text.hpp"
 
@@ -222,6 +223,9 @@ void scan_node(Connection& conn, const Keys& keys, const std::string& match,
       if (!glob_match(pattern, object.name)) continue;
       if (!seen.insert(object.type + '\0' + object.name).second) continue;
       try {
+        // A lock, election or queue that rm removed (or that ended) keeps only its counter,
+        // so fences, terms and ids never repeat: that is not an object to list.
+        if (removal::only_counters_left(conn, keys, object.type, object.name)) continue;
         object.state = state_of(conn, keys, object.type, object.name);
         object.expires_in_ms = expires_in_ms(conn, keys, object.type, object.name);
         if (object.expires_in_ms >= 0) {

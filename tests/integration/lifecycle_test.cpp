@@ -1,5 +1,6 @@
 // SPEC lifecycle through the C++ API against a real redis-server: --expire on every key of
-// bloom, pf and complete objects (Bloom layers added later included).
+// bloom, pf and complete objects (Bloom layers added later included), and rm (in use,
+// --force, --dry-run, the counters it keeps).
 
 #include <doctest/doctest.h>
 
@@ -8,13 +9,17 @@
 
 #include "bloom.hpp"
 #include "complete.hpp"
+#include "elect.hpp"
 #include "errors.hpp"
+#include "lock.hpp"
 #include "lua_scripts.hpp"
 #include "pf.hpp"
 #include "redis_server.hpp"
+#include "remove.hpp"
 #include "script.hpp"
 
 namespace bloom = rcoord::bloom;
+namespace removal = rcoord::removal;
 using rcoord::Millis;
 
 namespace {
@@ -60,7 +65,8 @@ void add_items(rcoord::Connection& conn, const rcoord::Keys& keys, const std::st
 }  // namespace
 
 TEST_CASE_FIXTURE(Fixture, "the lifecycle scripts load under their embedded SHA1") {
-  for (const auto* s : {&rcoord::lua::kBloomExpire, &rcoord::lua::kPfAdd, &rcoord::lua::kPfMerge}) {
+  for (const auto* s : {&rcoord::lua::kBloomExpire, &rcoord::lua::kPfAdd, &rcoord::lua::kPfMerge,
+                        &rcoord::lua::kRm}) {
     auto r = conn.command({"SCRIPT", "LOAD", std::string(s->body)});
     CHECK(rcoord::reply_string(r.get()) == s->sha1);
   }
@@ -149,4 +155,56 @@ TEST_CASE_FIXTURE(Fixture, "complete: index and scores end together") {
   CHECK(expires_in(keys.object("recent", "r"), kHour));
   rcoord::complete::recent_push(conn, keys, "r", "b", 10);
   CHECK(expires_in(keys.object("recent", "r"), kHour));
+}
+
+TEST_CASE_FIXTURE(Fixture, "rm: refuses a held lock, --force keeps the fence counting") {
+  auto first = rcoord::lock::acquire(conn, keys, "l", {});
+  REQUIRE(first.acquired);
+  auto refused = removal::remove(conn, keys, "lock", "l", {});
+  CHECK_FALSE(refused.removed);
+  CHECK(refused.reason.find("held") != std::string::npos);
+  auto dry = removal::remove(conn, keys, "lock", "l", {true, true});
+  CHECK(dry.would_remove);
+  CHECK_FALSE(dry.removed);
+  CHECK(rcoord::lock::status(conn, keys, "l").held);
+  auto forced = removal::remove(conn, keys, "lock", "l", {true, false});
+  CHECK(forced.removed);
+  CHECK_FALSE(rcoord::lock::status(conn, keys, "l").held);
+  CHECK(removal::only_counters_left(conn, keys, "lock", "l"));
+  auto again = rcoord::lock::acquire(conn, keys, "l", {});
+  REQUIRE(again.acquired);
+  CHECK(again.fence > first.fence);
+  CHECK_FALSE(removal::only_counters_left(conn, keys, "lock", "l"));
+  auto absent = removal::remove(conn, keys, "lock", "never", {});
+  CHECK(absent.absent);
+  CHECK_FALSE(absent.removed);
+}
+
+TEST_CASE_FIXTURE(Fixture, "rm: an election's term keeps counting") {
+  rcoord::elect::CampaignOptions opts;
+  opts.id = "a";
+  auto first = rcoord::elect::campaign(conn, keys, "e", opts);
+  REQUIRE(first.leader);
+  CHECK_FALSE(removal::remove(conn, keys, "elect", "e", {}).removed);
+  CHECK(removal::remove(conn, keys, "elect", "e", {true, false}).removed);
+  opts.id = "b";
+  auto second = rcoord::elect::campaign(conn, keys, "e", opts);
+  REQUIRE(second.leader);
+  CHECK(second.term > first.term);
+}
+
+TEST_CASE_FIXTURE(Fixture, "rm: a Bloom filter goes whole, every layer counted") {
+  bloom::ReserveOptions opts;
+  opts.capacity = 10;
+  REQUIRE(bloom::reserve(conn, keys, "f", opts).reserved);
+  add_items(conn, keys, "f", numbered(0, 100), Millis{0});
+  auto n = layers("f");
+  REQUIRE(n >= 2);
+  auto r = removal::remove(conn, keys, "bloom", "f", {});
+  CHECK(r.removed);
+  CHECK(r.keys == n + 1);
+  for (std::int64_t i = 0; i < n; ++i) {
+    CHECK(pttl(keys.aux("bloom", "f", std::to_string(i))) == -2);
+  }
+  CHECK_FALSE(bloom::info(conn, keys, "f").exists);
 }
