@@ -23,6 +23,15 @@ done
 expect 0 "$RCOORD" ls --type pf --json
 assert_lines "$OUT" 3
 assert_contains "$OUT" '"expires_in_ms":'
+# pf merge --expire over sources on three masters: DEST gets the expiry, the count is right.
+expect 0 "$RCOORD" pf merge week "${names[@]}" --expire 1h
+assert_eq "$OUT" 3 "distinct items over the three days"
+week_port=$(port_of_key "$C_PORT" 'rcoord:{pf:week}')
+t=$(redis-cli -p "$week_port" pttl 'rcoord:{pf:week}')
+[ "$t" -gt 3500000 ] && [ "$t" -le 3600000 ] || fail "PTTL of the merged key: $t"
+expect 0 "$RCOORD" rm week --type pf
+pass "pf merge --expire with sources on three masters"
+
 expect 0 "$RCOORD" rm "${names[@]}" --type pf --json
 assert_lines "$OUT" 3
 [ "$(echo "$OUT" | grep -c '"removed":true')" -eq 3 ] || fail "not all removed: $OUT"
