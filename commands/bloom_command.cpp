@@ -44,15 +44,18 @@ void to_json(nlohmann::ordered_json& j, const Info& r) {
        {"expansion", r.expansion},
        {"nonscaling", r.nonscaling},
        {"estimated_error_rate", round6(r.estimated_error_rate)}};
+  if (r.expires_in_ms >= 0) j["expires_in_ms"] = r.expires_in_ms;
 }
 std::string to_text(const Info& r) {
   if (!r.exists) return {};
-  return fmt::format(
+  std::string text = fmt::format(
       "exists: {}\nname: {}\ncapacity: {}\nerror_rate: {}\nitems: {}\nlayers: {}\nbits: {}\n"
       "hashes: {}\nbytes: {}\nfill_ratio: {}\nexpansion: {}\nnonscaling: {}\n"
       "estimated_error_rate: {}\n",
       r.exists, escape_text(r.name), r.capacity, r.error_rate, r.items, r.layers, r.bits, r.hashes,
       r.bytes, round6(r.fill_ratio), r.expansion, r.nonscaling, round6(r.estimated_error_rate));
+  if (r.expires_in_ms >= 0) text += fmt::format("expires_in_ms: {}\n", r.expires_in_ms);
+  return text;
 }
 
 namespace {
@@ -132,6 +135,7 @@ struct BloomArgs {
   std::uint32_t expansion = bloom::kDefaultExpansion;
   bool nonscaling = false;
   std::string watch;
+  std::string expire;
 };
 
 std::string quote_item(const std::string& item) {
@@ -139,7 +143,8 @@ std::string quote_item(const std::string& item) {
 }
 
 int run_reserve(Context& ctx, const BloomArgs& a) {
-  bloom::ReserveOptions opts{a.capacity, a.error_rate, a.expansion, a.nonscaling};
+  bloom::ReserveOptions opts{a.capacity, a.error_rate, a.expansion, a.nonscaling,
+                             expire_of(a.expire)};
   auto r = bloom::reserve(ctx.conn(), ctx.keys(), a.name, opts);
   ctx.out().emit(r);
   if (!r.reserved) ctx.out().note(fmt::format("rcoord: bloom filter '{}' exists already", a.name));
@@ -164,7 +169,7 @@ void note_full(Context& ctx, const std::string& name, const bloom::Meta& m, std:
 }
 
 int run_add(Context& ctx, const BloomArgs& a) {
-  bloom::Adder adder(ctx.conn(), ctx.keys(), a.name);
+  bloom::Adder adder(ctx.conn(), ctx.keys(), a.name, expire_of(a.expire));
   bloom::AddSummary sum;
   sum.name = a.name;
   auto account = [&](const std::vector<bloom::ItemResult>& results) {
@@ -254,10 +259,11 @@ struct PfArgs {
   std::vector<std::string> items;
   std::vector<std::string> keys;
   bool nul = false;
+  std::string expire;
 };
 
 int run_pf_add(Context& ctx, const PfArgs& a) {
-  pf::Adder adder(ctx.conn(), ctx.keys(), a.key);
+  pf::Adder adder(ctx.conn(), ctx.keys(), a.key, expire_of(a.expire));
   for_each_batch(ItemSource{a.items, a.nul}, pf::kBatchSize,
                  [&](const std::vector<std::string>& batch) { adder.add(batch); });
   ctx.out().emit(adder.finish());
@@ -270,7 +276,7 @@ int run_pf_count(Context& ctx, const PfArgs& a) {
 }
 
 int run_pf_merge(Context& ctx, const PfArgs& a) {
-  ctx.out().emit(pf::merge(ctx.conn(), ctx.keys(), a.key, a.keys));
+  ctx.out().emit(pf::merge(ctx.conn(), ctx.keys(), a.key, a.keys, expire_of(a.expire)));
   return kYes;
 }
 
@@ -302,7 +308,12 @@ void add_bloom(CLI::App& app, Context& ctx) {
                   ->transform(decimal_in(1, 1000));
   r->add_flag("--nonscaling", res->nonscaling, "Never add a layer: refuse new items when full")
       ->excludes(exp);
-  r->footer("Example: rcoord bloom reserve crawled --capacity 10000000 --error-rate 0.001");
+  add_expire_option(r, res->expire, "the filter (every layer, added later too)");
+  r->footer(
+      "Example: rcoord bloom reserve crawled --capacity 10000000 --error-rate 0.001\n"
+      "         rcoord bloom reserve \"seen:$(date +%F)\" --capacity 1000000 --error-rate 0.01 "
+      "--expire 48h\n"
+      "A filter that exists already is left as it is (exit 1), its expiry included.");
   on_parse(r, ctx, res, run_reserve);
 
   auto add = std::make_shared<BloomArgs>();
@@ -313,8 +324,10 @@ void add_bloom(CLI::App& app, Context& ctx) {
       ->required();
   add_stdin_options(a, add->items, add->nul, "Items to add");
   a->add_flag("--summary", add->summary, "Print only the totals at the end");
+  add_expire_option(a, add->expire, "the filter (every layer)");
   a->footer(
       "Example: zcat urls.gz | rcoord bloom add crawled --summary\n"
+      "         ./list-ids | rcoord bloom add \"seen:$(date +%F)\" --expire 48h\n"
       "Text output lists the items that were not in the filter yet, so it works as a filter:\n"
       "  ./list-urls | rcoord bloom add crawled | xargs -n1 ./fetch");
   on_parse(a, ctx, add, run_add);
@@ -343,13 +356,18 @@ void add_pf(CLI::App& app, Context& ctx) {
   pf->footer(
       "Examples:\n"
       "  zcat access.log.gz | cut -d' ' -f1 | rcoord pf add visitors-mon\n"
-      "  rcoord pf count visitors-mon visitors-tue   # distinct visitors over both days");
+      "  rcoord pf count visitors-mon visitors-tue   # distinct visitors over both days\n"
+      "  rcoord pf add \"visitors:$(date +%F)\" \"$IP\" --expire 768h   # a key a day, gone in 32 "
+      "days");
 
   auto add = std::make_shared<PfArgs>();
   auto* a = pf->add_subcommand("add", "Add items; print whether the estimate changed");
   a->add_option("key", add->key, "HyperLogLog name")->required();
   add_stdin_options(a, add->items, add->nul, "Items to add");
-  a->footer("Example: zcat access.log.gz | cut -d' ' -f1 | rcoord pf add visitors-today");
+  add_expire_option(a, add->expire, "the HyperLogLog");
+  a->footer(
+      "Example: zcat access.log.gz | cut -d' ' -f1 | rcoord pf add visitors-today\n"
+      "         rcoord pf add \"visitors:$(date +%F)\" \"$IP\" --expire 768h");
   on_parse(a, ctx, add, run_pf_add);
 
   auto cnt = std::make_shared<PfArgs>();
@@ -362,7 +380,12 @@ void add_pf(CLI::App& app, Context& ctx) {
   auto* m = pf->add_subcommand("merge", "Merge KEYs into DEST (DEST's own items stay)");
   m->add_option("dest", mrg->key, "Destination HyperLogLog")->required();
   m->add_option("keys", mrg->keys, "Source HyperLogLogs")->required();
-  m->footer("Example: rcoord pf merge visitors-week visitors-mon visitors-tue");
+  add_expire_option(m, mrg->expire, "DEST");
+  m->footer(
+      "Example: rcoord pf merge visitors-week visitors-mon visitors-tue\n"
+      "         rcoord pf merge \"visitors:week-$(date +%V)\" visitors:2026-11-23 "
+      "visitors:2026-11-24 "
+      "--expire 2160h");
   on_parse(m, ctx, mrg, run_pf_merge);
 }
 

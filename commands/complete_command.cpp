@@ -71,6 +71,7 @@ struct CompleteArgs {
   bool incr = false;
   std::size_t limit = 10;
   std::size_t max = 100;
+  std::string expire;
 };
 
 template <typename Fn>
@@ -82,7 +83,7 @@ int run_add(Context& ctx, const CompleteArgs& a) {
   if (a.score && !std::isfinite(*a.score)) {
     throw Error(kUsage, fmt::format("bad --score '{}'", *a.score), "use a finite number");
   }
-  complete::AddOptions opts{a.score, a.incr};
+  complete::AddOptions opts{a.score, a.incr, expire_of(a.expire)};
   complete::AddSummary sum;
   sum.index = a.index;
   for_each_batch(ItemSource{a.terms, a.nul}, complete::kBatchSize,
@@ -146,7 +147,8 @@ int run_suggest(Context& ctx, const CompleteArgs& a) {
 }
 
 int run_recent_push(Context& ctx, const CompleteArgs& a) {
-  ctx.out().emit(complete::recent_push(ctx.conn(), ctx.keys(), a.index, a.item, a.max));
+  ctx.out().emit(
+      complete::recent_push(ctx.conn(), ctx.keys(), a.index, a.item, a.max, expire_of(a.expire)));
   return kYes;
 }
 
@@ -183,9 +185,11 @@ void add_complete(CLI::App& app, Context& ctx) {
       ->check(kDecimalReal);
   a->add_flag("--incr", add->incr, "Add 1 (or --score S) to the terms' score");
   a->add_flag("--summary", add->summary, "Print only the totals at the end");
+  add_expire_option(a, add->expire, "the index");
   a->footer(
       "Example: cut -d, -f1 cities.csv | rcoord complete add cities --summary\n"
-      "         rcoord complete add searches \"$QUERY\" --incr");
+      "         rcoord complete add searches \"$QUERY\" --incr\n"
+      "         rcoord complete add \"searches:$(date +%F)\" \"$QUERY\" --incr --expire 48h");
   on_parse(a, ctx, add, run_add);
 
   auto sug = std::make_shared<CompleteArgs>();
@@ -218,7 +222,10 @@ void add_complete(CLI::App& app, Context& ctx) {
   p->add_option("--max", push->max, "Keep at most N items (default 100)")
       ->type_name("N")
       ->transform(decimal_in(1, 1000000));
-  p->footer("Example: rcoord complete recent push contacts:alice bob@example.com");
+  add_expire_option(p, push->expire, "the list");
+  p->footer(
+      "Example: rcoord complete recent push contacts:alice bob@example.com\n"
+      "         rcoord complete recent push \"viewed:$USER\" \"$PAGE\" --expire 720h");
   on_parse(p, ctx, push, run_recent_push);
 
   auto rsug = std::make_shared<CompleteArgs>();

@@ -112,4 +112,10 @@ extern const CLI::Validator kDurationCheck;
 /// As kDurationCheck, and `forever`.
 extern const CLI::Validator kWaitCheck;
 
+/// Adds `--expire DUR` (SPEC lifecycle) to a verb that writes an object that may end: every
+/// key of the object expires DUR after the write. `what` names the object in the help.
+CLI::Option* add_expire_option(CLI::App* verb, std::string& expire, const std::string& what);
+/// The value of --expire: 0 when it was not given (the object keeps the expiry it has).
+Millis expire_of(const std::string& expire);
+
 }  // namespace rcoord::cmd

@@ -113,7 +113,7 @@ constexpr Command kCommands[] = {
     {"sem", rcoord::cmd::add_sem},         {"queue", rcoord::cmd::add_queue},
     {"elect", rcoord::cmd::add_elect},     {"signal", rcoord::cmd::add_signal},
     {"latch", rcoord::cmd::add_latch},     {"top", rcoord::cmd::add_top},
-    {"metrics", rcoord::cmd::add_metrics},
+    {"metrics", rcoord::cmd::add_metrics}, {"rm", rcoord::cmd::add_rm},
 };
 
 // Global options that take a value in the next argument (`-p 6379`).
@@ -310,8 +310,8 @@ int run(int argc, char** argv) {
   // `rcoord --help` lists the primitives apart from the operator commands.
   for (auto* sub : app.get_subcommands({})) {
     const std::string& name = sub->get_name();
-    bool ops =
-        name == "ping" || name == "doctor" || name == "ls" || name == "top" || name == "metrics";
+    bool ops = name == "ping" || name == "doctor" || name == "ls" || name == "top" ||
+               name == "metrics" || name == "rm";
     sub->group(ops ? "Operator commands" : "Primitives");
   }
 

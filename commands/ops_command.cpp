@@ -42,6 +42,7 @@ namespace rcoord::inventory {
 
 void to_json(nlohmann::ordered_json& j, const Object& r) {
   j = {{"type", r.type}, {"name", r.name}, {"state", r.state}};
+  if (r.expires_in_ms >= 0) j["expires_in_ms"] = r.expires_in_ms;
 }
 
 std::string to_text(const Object& r) {
@@ -49,6 +50,24 @@ std::string to_text(const Object& r) {
 }
 
 }  // namespace rcoord::inventory
+
+namespace rcoord::removal {
+
+void to_json(nlohmann::ordered_json& j, const Removed& r) {
+  j = {{"type", r.type}, {"name", r.name}, {"removed", r.removed}, {"keys", r.keys}};
+  if (r.dry_run) j["would_remove"] = r.would_remove;
+  j["reason"] = r.reason;
+}
+
+// One line per object: what happened to it, and why when it was not removed.
+std::string to_text(const Removed& r) {
+  std::string what = fmt::format("{} {}", r.type, escape_text(r.name));
+  if (r.removed) return fmt::format("removed {} ({} keys)", what, r.keys);
+  if (r.would_remove) return fmt::format("would remove {} ({} keys)", what, r.keys);
+  return fmt::format("kept {}: {}", what, escape_text(r.reason));
+}
+
+}  // namespace rcoord::removal
 
 namespace rcoord::doctor {
 
@@ -156,6 +175,56 @@ void add_ls(CLI::App& app, Context& ctx) {
       return run_watched(ctx, args->watch, [&ctx, args] { return list_once(ctx, *args); });
     };
   });
+}
+
+struct RmArgs {
+  std::vector<std::string> names;
+  std::string type;
+  bool force = false;
+  bool dry_run = false;
+};
+
+int run_rm(Context& ctx, const RmArgs& args) {
+  removal::Options opts{args.force, args.dry_run};
+  bool all = true;
+  for (const auto& name : args.names) {
+    auto r = removal::remove(ctx.conn(), ctx.keys(), args.type, name, opts);
+    ctx.out().emit(r);
+    if (r.removed || r.would_remove) continue;
+    all = false;
+    if (r.absent) {
+      ctx.out().note(fmt::format("rcoord: no {} '{}' to remove", object_noun(args.type), name));
+    } else {
+      ctx.out().note(
+          fmt::format("rcoord: {} '{}' is in use: {}; nothing of it was removed (use "
+                      "--force to remove it anyway)",
+                      object_noun(args.type), name, r.reason));
+    }
+  }
+  return all ? 0 : 1;
+}
+
+void add_rm(CLI::App& app, Context& ctx) {
+  auto args = std::make_shared<RmArgs>();
+  auto* rm = app.add_subcommand("rm", "Delete every key of objects (refuses what is in use)");
+  rm->add_option("names", args->names, "Object names")->required();
+  std::string types;
+  for (const auto& t : inventory::types()) types += (types.empty() ? "" : "|") + t;
+  rm->add_option("--type", args->type, "The objects' type")
+      ->type_name(types)
+      ->required()
+      ->check(CLI::IsMember(inventory::types()).description(""));
+  rm->add_flag("--force", args->force,
+               "Also remove a held lock, a semaphore with holders, an election with a leader, a "
+               "queue with messages in flight");
+  rm->add_flag("--dry-run", args->dry_run, "Print what would be removed; remove nothing");
+  rm->footer(
+      "A lock's fence, an election's term and a queue's message ids keep counting, so none is\n"
+      "ever handed out twice. Exit 0 when every object was removed, 1 when any was in use or\n"
+      "absent.\n"
+      "Examples: rcoord rm visitors:2026-10-01 visitors:2026-10-02 --type pf\n"
+      "          rcoord rm deploy --type lock --dry-run");
+  rm->callback([&ctx, args] { ctx.action = [&ctx, args] { return run_rm(ctx, *args); }; });
 }
 
 }  // namespace rcoord::cmd

@@ -7,16 +7,23 @@
 #include "context.hpp"
 #include "doctor.hpp"
 #include "inventory.hpp"
+#include "remove.hpp"
 #include "server.hpp"
 
 namespace rcoord::cmd {
 void add_ops(CLI::App& app, Context& ctx);
 void add_doctor(CLI::App& app, Context& ctx);
 void add_ls(CLI::App& app, Context& ctx);
+void add_rm(CLI::App& app, Context& ctx);
 
 /// The --type option of ls, top and metrics: one of inventory::types().
 void add_type_option(CLI::App* verb, std::string& type);
 }  // namespace rcoord::cmd
+
+namespace rcoord::removal {
+void to_json(nlohmann::ordered_json& j, const Removed& r);
+std::string to_text(const Removed& r);
+}  // namespace rcoord::removal
 
 namespace rcoord::inventory {
 void to_json(nlohmann::ordered_json& j, const Object& r);

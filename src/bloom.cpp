@@ -240,10 +240,11 @@ Reserved reserve(Connection& conn, const Keys& keys, std::string_view name,
   check_name("bloom filter", name);
   check_options(opts);
   Sizing s = size_for(opts.capacity, opts.error_rate);
-  Reply r = eval(conn, lua::kBloomCreate, {keys.object(kType, name), layer_key(keys, name, 0)},
-                 {std::to_string(opts.capacity), format_rate(opts.error_rate),
-                  std::to_string(opts.nonscaling ? 0 : opts.expansion), std::to_string(s.bits),
-                  std::to_string(s.hashes), std::string(kHashScheme)});
+  Reply r = eval(
+      conn, lua::kBloomCreate, {keys.object(kType, name), layer_key(keys, name, 0)},
+      {std::to_string(opts.capacity), format_rate(opts.error_rate),
+       std::to_string(opts.nonscaling ? 0 : opts.expansion), std::to_string(s.bits),
+       std::to_string(s.hashes), std::string(kHashScheme), std::to_string(opts.expire.count())});
   Reserved out;
   out.name = std::string(name);
   out.reserved = reply_integer(r.get()) == 1;
@@ -268,8 +269,8 @@ Reserved reserve(Connection& conn, const Keys& keys, std::string_view name,
 // ---------------------------------------------------------------------------------------
 // Adder
 
-Adder::Adder(Connection& conn, const Keys& keys, std::string_view name)
-    : conn_(conn), keys_(keys), name_(name), meta_key_(keys.object(kType, name)) {
+Adder::Adder(Connection& conn, const Keys& keys, std::string_view name, Millis expire)
+    : conn_(conn), keys_(keys), name_(name), meta_key_(keys.object(kType, name)), expire_(expire) {
   check_name("bloom filter", name);
 }
 
@@ -289,10 +290,29 @@ void Adder::load() {
   if (loaded_) return;
   if (!read_meta(conn_, keys_, name_, meta_)) {
     ReserveOptions defaults;
+    defaults.expire = expire_;               // born with its expiry: never a moment without
     reserve(conn_, keys_, name_, defaults);  // or another writer created it just now
     refresh();
   }
   loaded_ = true;
+}
+
+// Every key of the filter gets the expiry again, the layers other writers added meanwhile
+// included: the script refuses a layer count other than the one it is given.
+void Adder::expire_all() {
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    Args script_keys{meta_key_};
+    for (std::size_t i = 0; i < meta_.layers.size(); ++i) {
+      script_keys.push_back(layer_key(keys_, name_, i));
+    }
+    Reply r = eval(conn_, lua::kBloomExpire, script_keys, {std::to_string(expire_.count())});
+    std::int64_t layers = reply_integer(r.get());
+    if (layers == static_cast<std::int64_t>(meta_.layers.size())) return;
+    refresh();  // throws when the filter is gone
+  }
+  throw Error(kServer,
+              fmt::format("bloom filter '{}' keeps growing: its expiry was not set", name_),
+              "add the items again with --expire");
 }
 
 void Adder::format_sets(const Batch& b, std::size_t begin, std::size_t end, std::int64_t layer,
@@ -551,6 +571,7 @@ const std::vector<ItemResult>& Adder::finish() {
   }
   next_grant_ = Grant{};
   if (loaded_) flush_settlement();
+  if (loaded_ && expire_.count() > 0) expire_all();
   conn_.await_replicas();  // every BITFIELD of the stream, acknowledged at once
   done_ = std::move(flight_);
   flight_ = Batch{};
@@ -654,13 +675,14 @@ std::vector<Args> layer_commands(const Keys& keys, std::string_view name, const 
     cmds.push_back({"BITCOUNT", key});
     cmds.push_back({"STRLEN", key});
   }
+  cmds.push_back({"PTTL", keys.object(kType, name)});
   return cmds;
 }
 
 Info decode_info(const Keys& keys, std::string_view name, const Meta& m,
                  std::span<const Reply> replies) {
-  if (replies.size() != 2 * m.layers.size()) {
-    throw Error(kServer, "unexpected replies to the bloom filter's BITCOUNT and STRLEN");
+  if (replies.size() != 2 * m.layers.size() + 1) {
+    throw Error(kServer, "unexpected replies to the bloom filter's BITCOUNT, STRLEN and PTTL");
   }
   Info out;
   out.name = std::string(name);
@@ -671,6 +693,10 @@ Info decode_info(const Keys& keys, std::string_view name, const Meta& m,
   out.expansion = m.expansion;
   out.nonscaling = m.expansion == 0;
   out.hashes = m.layers.back().hashes;
+  // the last reply: the filter's PTTL (set by --expire)
+  const Reply& pttl = replies.back();
+  std::int64_t ttl = pttl->type == REDIS_REPLY_INTEGER ? pttl->integer : -1;
+  out.expires_in_ms = ttl >= 0 ? ttl : -1;
   std::uint64_t ones = 0;
   double none_positive = 1.0;
   for (std::size_t i = 0; i < m.layers.size(); ++i) {

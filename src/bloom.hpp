@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "connection.hpp"
+#include "duration.hpp"
 #include "keys.hpp"
 #include "murmur3.hpp"
 
@@ -90,6 +91,7 @@ struct ReserveOptions {
   double error_rate = kDefaultErrorRate;
   std::uint32_t expansion = kDefaultExpansion;
   bool nonscaling = false;
+  Millis expire{0};  ///< every key of the filter ends this long after the reserve (0: never)
 };
 
 /// Member names are the JSON fields (SPEC: `bits, hashes, bytes`).
@@ -131,8 +133,10 @@ struct ItemResult {
 /// the next, so add() returns the results of the batch *before* the one it is given.
 class Adder {
  public:
-  /// A missing filter is created with the defaults on the first add().
-  Adder(Connection& conn, const Keys& keys, std::string_view name);
+  /// A missing filter is created with the defaults on the first add(). With `expire` above 0
+  /// the filter is created with that expiry, and finish() sets it again on every key (so all
+  /// of it ends `expire` after the last item went in); 0 leaves the expiry it has.
+  Adder(Connection& conn, const Keys& keys, std::string_view name, Millis expire = Millis{0});
   ~Adder();
   Adder(const Adder&) = delete;
   Adder& operator=(const Adder&) = delete;
@@ -162,6 +166,7 @@ class Adder {
 
   void load();
   void refresh();
+  void expire_all();
   void format_sets(const Batch& b, std::size_t begin, std::size_t end, std::int64_t layer,
                    std::string& out) const;
   std::string grant_command(std::int64_t want);
@@ -178,6 +183,7 @@ class Adder {
   const Keys& keys_;
   std::string name_;
   std::string meta_key_;
+  Millis expire_;
   bool loaded_ = false;
   Meta meta_;
   Batch flight_;
@@ -236,13 +242,15 @@ struct Info {
   std::uint32_t expansion = 0;
   bool nonscaling = false;
   double estimated_error_rate = 0;  ///< from the real fill of each layer
+  std::int64_t expires_in_ms = -1;  ///< until the filter ends (--expire); -1: it does not
 };
 Info info(Connection& conn, const Keys& keys, std::string_view name);
 
 // info() in two rounds, for reading many filters in one pipeline each round.
 /// The first round: read_meta()'s TYPE and HGETALL; decode with decode_meta().
 std::vector<Args> meta_commands(const Keys& keys, std::string_view name);
-/// The second round for a filter whose metadata is `meta`: BITCOUNT and STRLEN of each layer.
+/// The second round for a filter whose metadata is `meta`: BITCOUNT and STRLEN of each layer,
+/// then the filter's PTTL.
 std::vector<Args> layer_commands(const Keys& keys, std::string_view name, const Meta& meta);
 /// The filter's info from its metadata and the replies to layer_commands() (no I/O). Throws
 /// Error(kServer) for error replies or replies of another shape.

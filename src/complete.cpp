@@ -74,6 +74,7 @@ std::vector<Added> add(Connection& conn, const Keys& keys, std::string_view inde
   } else {
     args = {"plain", "0"};
   }
+  args.push_back(std::to_string(opts.expire.count()));
   for (const auto& t : terms) {
     check_term(t);
     args.push_back(member_of(t));
@@ -110,14 +111,14 @@ Suggestions suggest(Connection& conn, const Keys& keys, std::string_view index,
 }
 
 Pushed recent_push(Connection& conn, const Keys& keys, std::string_view list, std::string_view item,
-                   std::size_t max) {
+                   std::size_t max, Millis expire) {
   check_name("recent list", list);
   if (max < 1) throw Error(kUsage, "--max must be at least 1", "use e.g. --max 100");
   Pushed p;
   p.list = std::string(list);
   p.item = std::string(item);
   Reply r = eval(conn, lua::kCompleteRecentPush, {keys.object(kRecentType, list)},
-                 {std::string(item), std::to_string(max)});
+                 {std::string(item), std::to_string(max), std::to_string(expire.count())});
   p.length = reply_integer(r.get());
   return p;
 }

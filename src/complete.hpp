@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "connection.hpp"
+#include "duration.hpp"
 #include "keys.hpp"
 
 namespace rcoord::complete {
@@ -34,6 +35,7 @@ std::string member_of(std::string_view term);
 struct AddOptions {
   std::optional<double> score;  ///< --score S: set the score (with incr: add S)
   bool incr = false;            ///< --incr: add 1 (or S)
+  Millis expire{0};             ///< --expire: both keys end this long after the add (0: kept)
 };
 
 struct Added {
@@ -74,9 +76,10 @@ struct Pushed {
   std::string item;
   std::int64_t length = 0;
 };
-/// Puts `item` first in `list`, removing an earlier copy, keeping at most `max` items.
+/// Puts `item` first in `list`, removing an earlier copy, keeping at most `max` items. With
+/// `expire` above 0 the list ends that long after the push; 0 keeps the expiry it has.
 Pushed recent_push(Connection& conn, const Keys& keys, std::string_view list, std::string_view item,
-                   std::size_t max);
+                   std::size_t max, Millis expire = Millis{0});
 
 /// The items of `list`, most recent first, that start with `prefix` ignoring case.
 Suggestions recent_suggest(Connection& conn, const Keys& keys, std::string_view list,

@@ -15,6 +15,7 @@
 #include "limit.hpp"
 #include "lock.hpp"
 #include "queue.hpp"
+#include "remove.hpp"
 #include "script.hpp"
 #include "semaphore.hpp"
 #include "text.hpp"
@@ -52,6 +53,7 @@ struct Probe {
   Object object;
   std::vector<Call> calls;
   std::function<void(Probe&, std::span<const Reply>)> decode;
+  bool dropped = false;  // not an object to report (rm left only its counter)
 };
 
 Call plain(Args args) { return {std::move(args), nullptr}; }
@@ -241,6 +243,53 @@ void probe_script(Probe& p, Call call, Decode decode, Show show) {
   });
 }
 
+// The objects whose writes take --expire: their main key's PTTL is when the object ends.
+bool may_expire(const std::string& type) {
+  return type == "bloom" || type == "pf" || type == "complete" || type == "recent";
+}
+
+// Adds to the probe's first round what every object of its type needs besides its state, in
+// the same pipeline: whether anything but a kept counter is left (a lock, election or queue
+// that rm removed keeps only its fence, term or ids, so that they never repeat: that is not
+// an object to report), and when an object given --expire ends.
+void with_presence_and_expiry(Probe& p, const Keys& keys) {
+  const std::string& type = p.object.type;
+  const std::string& name = p.object.name;
+  std::vector<Call> extra;
+  Args exists{"EXISTS"};
+  bool has_counter = false;
+  for (const auto& k : removal::object_keys(keys, type, name)) {
+    if (k.kept) {
+      has_counter = true;
+    } else {
+      exists.push_back(k.key);
+    }
+  }
+  bool check_presence = has_counter && exists.size() > 1;
+  if (check_presence) extra.push_back(plain(std::move(exists)));
+  bool check_expiry = may_expire(type);
+  if (check_expiry) extra.push_back(plain({"PTTL", keys.object(type, name)}));
+  if (extra.empty()) return;
+  std::size_t n = extra.size();
+  for (auto& c : p.calls) extra.push_back(std::move(c));
+  auto decode = std::move(p.decode);
+  next_round(p, std::move(extra),
+             [n, check_presence, check_expiry, decode](Probe& q, std::span<const Reply> r) {
+               std::size_t at = 0;
+               if (check_presence && reply_integer(r[at++].get()) == 0) {
+                 q.dropped = true;
+                 return;
+               }
+               if (check_expiry) {
+                 const Reply& pttl = r[at++];
+                 if (pttl->type == REDIS_REPLY_INTEGER && pttl->integer >= 0) {
+                   q.object.expires_in_ms = pttl->integer;
+                 }
+               }
+               decode(q, r.subspan(n));  // may ask for more rounds: the state is shown after them
+             });
+}
+
 Probe probe_for(const Keys& keys, std::string type, std::string name) {
   Probe p;
   p.object.type = std::move(type);
@@ -279,6 +328,7 @@ Probe probe_for(const Keys& keys, std::string type, std::string name) {
   } else if (t == "latch") {
     probe_script(p, latch::status_call(keys, n), latch::decode_status, show_latch);
   }
+  with_presence_and_expiry(p, keys);
   return p;
 }
 
@@ -366,7 +416,11 @@ void scan_node(Connection& node, const Keys& keys, const Query& query, const std
   std::vector<Probe> batch;
   auto flush = [&] {
     if (query.states) read_states(node, batch);
-    for (const auto& p : batch) {
+    for (auto& p : batch) {
+      if (p.dropped) continue;
+      if (p.object.expires_in_ms >= 0) {
+        p.object.state += fmt::format(", expires in {}", seconds(p.object.expires_in_ms));
+      }
       ++found;
       each(p.object);
     }

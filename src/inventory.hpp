@@ -40,6 +40,8 @@ struct Object {
   /// Its state less what only counts down (TTLs): two readings with the same fingerprint
   /// show no change in between.
   std::string fingerprint;
+  /// Until an object given --expire ends (bloom, pf, complete, recent); -1: it does not.
+  std::int64_t expires_in_ms = -1;
   std::vector<Gauge> gauges;  ///< what `rcoord metrics` exports about it
 };
 

@@ -5,6 +5,8 @@
 #include <functional>
 
 #include "errors.hpp"
+#include "lua_scripts.hpp"
+#include "script.hpp"
 #include "token.hpp"
 
 namespace rcoord::pf {
@@ -38,8 +40,8 @@ std::string object(const Keys& keys, std::string_view name) {
 
 }  // namespace
 
-Adder::Adder(Connection& conn, const Keys& keys, std::string_view key)
-    : conn_(conn), key_(object(keys, key)) {
+Adder::Adder(Connection& conn, const Keys& keys, std::string_view key, Millis expire)
+    : conn_(conn), key_(object(keys, key)), expire_(expire) {
   result_.key = std::string(key);
 }
 
@@ -60,6 +62,10 @@ void Adder::complete() {
 }
 
 void Adder::add(const std::vector<std::string>& items) {
+  if (expire_.count() > 0) {
+    add_expiring(items);
+    return;
+  }
   if (!routed_ && !items.empty()) {
     // The first batch goes through pipeline(), which follows a cluster redirect, so that
     // the stream of the later batches starts on the key's own node.
@@ -99,6 +105,17 @@ void Adder::add_routed(const std::vector<std::string>& items) {
     if (r->type == REDIS_REPLY_INTEGER && r->integer == 1) result_.changed = true;
   }
   routed_ = true;
+  result_.items += items.size();
+}
+
+// One script per batch: the items and the expiry go in together. A round trip per batch
+// (eval() follows redirects and reloads a flushed script cache), not a stream.
+void Adder::add_expiring(const std::vector<std::string>& items) {
+  if (items.empty()) return;
+  Args args{std::to_string(expire_.count())};
+  args.insert(args.end(), items.begin(), items.end());
+  Reply r = eval(conn_, lua::kPfAdd, {key_}, args);
+  if (reply_integer(r.get()) == 1) result_.changed = true;
   result_.items += items.size();
 }
 
@@ -179,20 +196,40 @@ Count count(Connection& conn, const Keys& keys, const std::vector<std::string>& 
   return c;
 }
 
+namespace {
+
+// PFMERGE of `sources` into `dest_key`; with an expiry, the pf_merge script, which sets it in
+// the same step (EVAL with the body: it also runs inside the pipeline of across_slots).
+Args merge_command(const std::string& dest_key, const Args& sources, Millis expire) {
+  Args cmd;
+  if (expire.count() > 0) {
+    cmd = {"EVAL", std::string(lua::kPfMerge.body), std::to_string(sources.size() + 1)};
+  } else {
+    cmd = {"PFMERGE"};
+  }
+  cmd.push_back(dest_key);
+  cmd.insert(cmd.end(), sources.begin(), sources.end());
+  if (expire.count() > 0) cmd.push_back(std::to_string(expire.count()));
+  return cmd;
+}
+
+}  // namespace
+
 Merged merge(Connection& conn, const Keys& keys, std::string_view dest,
-             const std::vector<std::string>& sources) {
+             const std::vector<std::string>& sources, Millis expire) {
   Merged m;
   m.dest = std::string(dest);
   m.keys = sources;
   std::string dest_key = object(keys, dest);
+  Args source_keys;
+  for (const auto& s : sources) source_keys.push_back(object(keys, s));
   Args args{"PFMERGE", dest_key};
-  for (const auto& s : sources) args.push_back(object(keys, s));
-  auto replies = conn.pipeline({args, {"PFCOUNT", dest_key}});
+  args.insert(args.end(), source_keys.begin(), source_keys.end());
+  auto replies =
+      conn.pipeline({merge_command(dest_key, source_keys, expire), {"PFCOUNT", dest_key}});
   if (is_crossslot(replies[0])) {
     replies = across_slots(conn, keys, std::string(dest), sources, [&](const Args& local) {
-      Args cmd{"PFMERGE", dest_key};
-      cmd.insert(cmd.end(), local.begin(), local.end());
-      return std::vector<Args>{cmd, {"PFCOUNT", dest_key}};
+      return std::vector<Args>{merge_command(dest_key, local, expire), {"PFCOUNT", dest_key}};
     });
   }
   check(replies[0], "PFMERGE", sources.size() == 1 ? args[2] : "one of the keys");

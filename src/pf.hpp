@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "connection.hpp"
+#include "duration.hpp"
 #include "keys.hpp"
 
 namespace rcoord::pf {
@@ -29,7 +30,9 @@ struct Added {
 /// Adds items batch by batch; the server works on one batch while the caller reads the next.
 class Adder {
  public:
-  Adder(Connection& conn, const Keys& keys, std::string_view key);
+  /// With `expire` above 0 each batch is added and the key given that expiry in one script
+  /// (so it never exists without it); 0 sends plain pipelined PFADDs and keeps its expiry.
+  Adder(Connection& conn, const Keys& keys, std::string_view key, Millis expire = Millis{0});
   ~Adder();
   Adder(const Adder&) = delete;
   Adder& operator=(const Adder&) = delete;
@@ -41,10 +44,12 @@ class Adder {
  private:
   void complete();
   void add_routed(const std::vector<std::string>& items);
+  void add_expiring(const std::vector<std::string>& items);
 
   Connection& conn_;
   bool routed_ = false;  ///< a first batch went through pipeline() (cluster redirects)
   std::string key_;
+  Millis expire_;
   std::size_t in_flight_ = 0;  ///< PFADD replies still to read
   std::string out_;
   Added result_;
@@ -62,10 +67,11 @@ struct Merged {
   std::vector<std::string> keys;
   std::int64_t count = 0;  ///< of dest afterwards
 };
-/// Merges `sources` into `dest` (dest's own items stay). Throws Error(kServer) on a key that
-/// is not a HyperLogLog.
+/// Merges `sources` into `dest` (dest's own items stay). With `expire` above 0, dest ends that
+/// long after the merge (set in the same script); 0 keeps its expiry. Throws Error(kServer)
+/// on a key that is not a HyperLogLog.
 Merged merge(Connection& conn, const Keys& keys, std::string_view dest,
-             const std::vector<std::string>& sources);
+             const std::vector<std::string>& sources, Millis expire = Millis{0});
 
 /// A PFCOUNT reply (no I/O), for tests and fuzzing: Error(kServer) naming `key` when the
 /// key holds something else or the reply has another shape.

@@ -12,8 +12,16 @@
 -- returns {status, layer, granted, layers}; status 1 granted (granted may be less than
 -- wanted), 0 full (nonscaling, or it may not grow), -1 stale (the caller's layer count is
 -- out of date: re-read the metadata and retry), -2 no such filter
+-- A new layer ends when the filter's other keys do (bloom add --expire, bloom reserve --expire).
 local kind = redis.call('TYPE', KEYS[1])['ok']
-if kind == 'none' then return {-2, 0, 0, 0} end
+if kind == 'none' then
+  -- The filter expired or was removed while a writer set bits: a BITFIELD sent before this
+  -- script may have made its layer again, without metadata or expiry. Nothing may keep it.
+  for i = 2, 3 do
+    if redis.call('TYPE', KEYS[i])['ok'] == 'string' then redis.call('DEL', KEYS[i]) end
+  end
+  return {-2, 0, 0, 0}
+end
 if kind ~= 'hash' or redis.call('HEXISTS', KEYS[1], 'layers') == 0 then
   refuse(1, 'a ' .. kind .. ' that is not an rcoord bloom filter')
 end
@@ -50,6 +58,7 @@ if room <= 0 then
   redis.call('HSET', KEYS[1], 'capacity:' .. layer, ARGV[6], 'bits:' .. layer, ARGV[7],
     'hashes:' .. layer, ARGV[8], 'used:' .. layer, 0, 'items:' .. layer, 0, 'layers', layers)
   redis.call('SETBIT', KEYS[2], tonumber(ARGV[7]) - 1, 0)
+  expire_object(0)
   room = tonumber(ARGV[6])
 end
 local granted = math.min(want, room)

@@ -2,13 +2,13 @@
 -- KEYS[1] index (sorted set, all scores 0, members `folded \0 term`), KEYS[2] scores
 -- (sorted set, same members, score = popularity) (same {hash tag})
 -- ARGV[1] mode: 'plain' (no score change), 'set' (score := ARGV[2]), 'incr' (score += ARGV[2])
--- ARGV[2] score or increment, ARGV[3..] members
+-- ARGV[2] score or increment, ARGV[3] expiry in ms (0: none given), ARGV[4..] members
 -- returns {added1, score1, added2, score2, ...}: added 1 when the term is new, score the
 -- term's score as a string ('' when it has none)
 check_types({'zset', 'zset'}, 'autocomplete index')
 local mode = ARGV[1]
 local out = {}
-for i = 3, #ARGV do
+for i = 4, #ARGV do
   local member = ARGV[i]
   out[#out + 1] = redis.call('ZADD', KEYS[1], 0, member)
   local score
@@ -22,4 +22,5 @@ for i = 3, #ARGV do
   end
   out[#out + 1] = score or ''
 end
+expire_object(tonumber(ARGV[3]))
 return out

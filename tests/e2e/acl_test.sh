@@ -58,6 +58,20 @@ expect 0 "${R[@]}" latch wait acl-latch --timeout 1s
 expect 0 "${R[@]}" -q complete add acl-idx Zürich Zug
 expect 0 "${R[@]}" complete suggest acl-idx zu
 expect 0 "${R[@]}" complete recent push acl-recent alice
+# lifecycle: --expire on every verb that takes it, ls with expiries, rm of each kind
+expect 0 "${R[@]}" bloom reserve acl-bloom-x --capacity 10 --error-rate 0.01 --expire 1h
+seq 1 50 | expect 0 "${R[@]}" -q bloom add acl-bloom-x --expire 1h
+expect 0 "${R[@]}" -q pf add acl-pf-x a b --expire 1h
+expect 0 "${R[@]}" pf merge acl-pf-y acl-pf-x --expire 1h
+expect 0 "${R[@]}" -q complete add acl-idx-x a --incr --expire 1h
+expect 0 "${R[@]}" complete recent push acl-recent-x a --expire 1h
+expect 0 "${R[@]}" ls
+expect 0 "${R[@]}" rm acl-bloom-x --type bloom
+expect 0 "${R[@]}" rm acl-pf-x acl-pf-y --type pf
+expect 0 "${R[@]}" rm acl-idx-x --type complete
+expect 0 "${R[@]}" rm acl-recent-x --type recent
+expect 0 "${R[@]}" lock acquire acl-rm
+expect 0 "${R[@]}" rm acl-rm --type lock --force
 expect 0 "${R[@]}" ls
 "${R[@]}" signal wait acl-ch --timeout 10s >"$TEST_TMP/signal.out" &
 waiter=$!

@@ -38,3 +38,27 @@ local function object_field(i, field, what)
   if not value then refuse(i, 'a ' .. kind .. ' that is not an rcoord ' .. what) end
   return value
 end
+
+-- Gives the object of KEYS an end (--expire): with ms > 0 every key of KEYS that exists
+-- expires ms from now (each write that gives --expire sets it again); with ms = 0 a key that
+-- has no expiry takes the one the object's other keys have, so a key added later (a Bloom
+-- layer, an index's scores) never outlives the rest. Call it after the writes of the script:
+-- a key never exists without its expiry outside the script.
+local function expire_object(ms)
+  if ms > 0 then
+    for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ms) end
+    return
+  end
+  local at = -1
+  for i = 1, #KEYS do
+    local t = redis.call('PEXPIRETIME', KEYS[i])
+    if t > 0 then
+      at = t
+      break
+    end
+  end
+  if at < 0 then return end
+  for i = 1, #KEYS do
+    if redis.call('PEXPIRETIME', KEYS[i]) == -1 then redis.call('PEXPIREAT', KEYS[i], at) end
+  end
+end

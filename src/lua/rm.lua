@@ -1,0 +1,61 @@
+-- rm: delete every key of one object (rcoord rm) unless it is in use, in one step, so no
+-- take can slip in between the check and the delete.
+-- KEYS: the object's keys that go, KEYS[1] its main key (same {hash tag}). Counters that must
+-- never hand out a number twice (a lock's fences, an election's terms, a queue's ids) are
+-- not among them: they stay.
+-- ARGV[1] type tag (lock, sem, ...), ARGV[2] '1' to remove what is in use (--force), ARGV[3]
+-- '1' to change nothing (--dry-run), ARGV[4] what the object is called in errors ('lock',
+-- 'semaphore'...), ARGV[5] (bloom) the layer count the caller knows, ARGV[6..] the Redis
+-- type each key must have ('' for any)
+-- returns {status, keys, reason}: status 1 removed (with --dry-run: would be), 0 in use
+-- (reason says how; nothing changed), -1 nothing to remove, -2 (bloom) the filter has
+-- another layer count: re-read it and call again. keys: how many keys go (or would).
+local kind, force, dry = ARGV[1], ARGV[2] == '1', ARGV[3] == '1'
+local kinds = {}
+for i = 1, #KEYS do kinds[i] = ARGV[5 + i] ~= '' and ARGV[5 + i] end
+check_types(kinds, ARGV[4])
+local existing = 0
+for i = 1, #KEYS do existing = existing + redis.call('EXISTS', KEYS[i]) end
+if existing == 0 then return {-1, 0, ''} end
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+
+-- Why the object is in use ('' when it is not).
+local function in_use()
+  if kind == 'lock' then
+    -- KEYS: lock hash, writers' wake list, readers zset, waiting writers, waiting readers,
+    -- readers' fences
+    local token = redis.call('HGET', KEYS[1], 'token')
+    if token and token ~= '' then
+      return 'held (fence ' .. (redis.call('HGET', KEYS[1], 'fence') or '?') .. ')'
+    end
+    local readers = redis.call('ZCOUNT', KEYS[3], '(' .. now, '+inf')
+    if readers > 0 then return 'held by ' .. readers .. ' reader(s)' end
+  elseif kind == 'sem' then
+    -- KEYS: holders zset (token -> lease deadline), permits hash, ...
+    local holders = redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')
+    if holders > 0 then return holders .. ' holder(s)' end
+  elseif kind == 'elect' then
+    -- KEYS: leader hash (its TTL is the lease), wake list
+    local id = redis.call('HGET', KEYS[1], 'id')
+    if id then
+      return 'led by ' .. id .. ' (term ' .. (redis.call('HGET', KEYS[1], 'term') or '?') .. ')'
+    end
+  elseif kind == 'queue' then
+    -- KEYS: messages, ready, delayed, in-flight zset (id -> lease deadline), ...
+    local leased = redis.call('ZCOUNT', KEYS[4], '(' .. now, '+inf')
+    if leased > 0 then return leased .. ' message(s) in flight' end
+  elseif kind == 'bloom' then
+    local layers = redis.call('HGET', KEYS[1], 'layers')
+    if layers and tonumber(layers) ~= tonumber(ARGV[5]) then return false end
+  end
+  return ''
+end
+
+local why = in_use()
+if why == false then return {-2, existing, ''} end
+if why ~= '' and not force then return {0, existing, why} end
+if not dry then
+  for i = 1, #KEYS do redis.call('UNLINK', KEYS[i]) end  -- a large layer is freed in the background
+end
+return {1, existing, why}

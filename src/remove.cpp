@@ -1,0 +1,140 @@
+#include "remove.hpp"
+
+#include <fmt/format.h>
+
+#include "bloom.hpp"
+#include "errors.hpp"
+#include "lua_scripts.hpp"
+#include "script.hpp"
+
+namespace rcoord::removal {
+namespace {
+
+struct Suffix {
+  std::string_view suffix;  ///< "" for the main key
+  std::string_view kind;
+  bool kept = false;
+};
+
+// Each type's keys, in the order of its scripts' KEYS (src/lua/rm.lua reads some by
+// position: a lock's readers are KEYS[3] of what goes, a queue's in-flight zset KEYS[4]).
+const std::vector<Suffix>* layout(std::string_view type) {
+  static const std::vector<Suffix> kLock = {
+      {"", "hash"},        {"fence", "string", true}, {"wake", "list"},  {"readers", "zset"},
+      {"writers", "zset"}, {"rwait", "zset"},         {"rfence", "hash"}};
+  static const std::vector<Suffix> kSem = {
+      {"", "zset"},      {"permits", "hash"}, {"queue", "zset"}, {"alive", "zset"},
+      {"wants", "hash"}, {"seq", "string"},   {"meta", "hash"}};
+  static const std::vector<Suffix> kElect = {
+      {"", "hash"}, {"term", "string", true}, {"wake", "list"}};
+  static const std::vector<Suffix> kQueue = {
+      {"", "hash"},     {"ready", "list"},    {"delayed", "zset"}, {"inflight", "zset"},
+      {"dead", "zset"}, {"attempts", "hash"}, {"wake", "list"},    {"seq", "string", true}};
+  static const std::vector<Suffix> kLimit = {{"", "hash"}, {"log", "zset"}};
+  static const std::vector<Suffix> kBloom = {{"", "hash"}};
+  static const std::vector<Suffix> kPf = {{"", "string"}};
+  static const std::vector<Suffix> kComplete = {{"", "zset"}, {"scores", "zset"}};
+  static const std::vector<Suffix> kRecent = {{"", "list"}};
+  static const std::vector<Suffix> kSignal = {{"", "zset"}};
+  static const std::vector<Suffix> kLatch = {{"", "hash"}};
+  if (type == "lock") return &kLock;
+  if (type == "sem") return &kSem;
+  if (type == "elect") return &kElect;
+  if (type == "queue") return &kQueue;
+  if (type == "limit") return &kLimit;
+  if (type == "bloom") return &kBloom;
+  if (type == "pf") return &kPf;
+  if (type == "complete") return &kComplete;
+  if (type == "recent") return &kRecent;
+  if (type == "signal") return &kSignal;
+  if (type == "latch") return &kLatch;
+  return nullptr;
+}
+
+}  // namespace
+
+std::vector<ObjectKey> object_keys(const Keys& keys, std::string_view type, std::string_view name) {
+  const auto* suffixes = layout(type);
+  if (suffixes == nullptr) {
+    throw Error(kUsage, fmt::format("unknown --type '{}'", type),
+                "use lock, sem, limit, bloom, pf, complete, recent, elect, queue, signal or latch");
+  }
+  check_name(object_noun(type), name);
+  std::vector<ObjectKey> out;
+  for (const auto& s : *suffixes) {
+    out.push_back({s.suffix.empty() ? keys.object(type, name) : keys.aux(type, name, s.suffix),
+                   s.kind, s.kept});
+  }
+  return out;
+}
+
+Removed remove(Connection& conn, const Keys& keys, std::string_view type, std::string_view name,
+               const Options& opts) {
+  auto all = object_keys(keys, type, name);
+  Removed out;
+  out.type = std::string(type);
+  out.name = std::string(name);
+  out.dry_run = opts.dry_run;
+  // A Bloom filter's layers are named by its metadata; the script refuses a stale count, and
+  // the filter is read again (it may grow a layer meanwhile).
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    Args script_keys;
+    Args args{std::string(type), opts.force ? "1" : "0", opts.dry_run ? "1" : "0",
+              std::string(object_noun(type)), "0"};
+    Args kinds;
+    for (const auto& k : all) {
+      if (k.kept) continue;
+      script_keys.push_back(k.key);
+      kinds.emplace_back(k.kind);
+    }
+    if (type == "bloom") {
+      bloom::Meta meta;
+      std::size_t layers = 0;
+      if (bloom::read_meta(conn, keys, name, meta)) layers = meta.layers.size();
+      // A filter whose metadata is gone may have left its first layer behind.
+      for (std::size_t i = 0; i < std::max<std::size_t>(layers, 1); ++i) {
+        script_keys.push_back(keys.aux(type, name, std::to_string(i)));
+        kinds.emplace_back("string");
+      }
+      args[4] = std::to_string(layers);
+    }
+    args.insert(args.end(), kinds.begin(), kinds.end());
+    Reply r = eval(conn, lua::kRm, script_keys, args);
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 3) {
+      throw Error(kServer, "unexpected reply from the rm script");
+    }
+    std::int64_t status = reply_integer(r->element[0]);
+    if (status == -2) continue;
+    out.keys = reply_integer(r->element[1]);
+    out.reason = reply_string(r->element[2]);
+    if (status == -1) {
+      out.absent = true;
+      out.reason = fmt::format("no such {}", object_noun(type));
+    } else if (status == 1) {
+      out.removed = !opts.dry_run;
+      out.would_remove = opts.dry_run;
+    }
+    return out;
+  }
+  throw Error(kServer, fmt::format("bloom filter '{}' keeps growing: it was not removed", name),
+              "stop the writers, then run rm again");
+}
+
+bool only_counters_left(Connection& conn, const Keys& keys, std::string_view type,
+                        std::string_view name) {
+  const auto* suffixes = layout(type);
+  if (suffixes == nullptr) return false;
+  Args exists{"EXISTS"};
+  bool has_counter = false;
+  for (const auto& k : object_keys(keys, type, name)) {
+    if (k.kept) {
+      has_counter = true;
+    } else {
+      exists.push_back(k.key);
+    }
+  }
+  if (!has_counter) return false;
+  return reply_integer(conn.command(exists).get()) == 0;
+}
+
+}  // namespace rcoord::removal
