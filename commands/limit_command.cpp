@@ -201,8 +201,8 @@ int run_status(Context& ctx, const LimitArgs& a) {
   });
 }
 
-// `limit wait` with several rates: no note for a never-allowed cost is needed beyond
-// note_denied's; a wait that cannot end in time says so.
+// `limit wait` with several rates (limit::wait): a "no" says why, a cost that some rate never
+// allows, or no chance within --max-wait.
 int run_wait_rates(Context& ctx, const LimitArgs& a, const std::vector<limit::Params>& ps,
                    Millis max_wait) {
   auto w = limit::wait(ctx.conn(), ctx.keys(), a.key, ps, max_wait);
