@@ -58,10 +58,10 @@ assert_eq "$ERR" "" "no warning for a command that ended in time"
 expect 0 "$RCOORD" lock run mr3 --max-run 30s -- true
 pass "a command that ends within --max-run keeps its exit code"
 
-# --max-run longer than the lease: renewals go on. At 1.5s (past the 1s TTL) the command
+# --max-run longer than the lease: renewals go on. At 4s (past the 3s TTL) the command
 # finds the lock still held by its own token; then it hangs until --max-run.
-expect 124 "$RCOORD" --timeout 200ms lock run mr4 --ttl 1s --max-run 2500ms -- \
-  sh -c '"$0" lock status mr4 --json >"$1"; sleep 1.5; "$0" lock status mr4 --json >"$1"
+expect 124 "$RCOORD" --timeout 500ms lock run mr4 --ttl 3s --max-run 6s -- \
+  sh -c 'sleep 4; "$0" lock status mr4 --json >"$1"
          echo "$RCOORD_TOKEN" >"$1.token"; exec sleep 600' "$RCOORD" "$TEST_TMP/mr4"
 assert_eq "$(json_field "$(cat "$TEST_TMP/mr4")" held)" true "held past its TTL"
 assert_eq "$(json_field "$(cat "$TEST_TMP/mr4")" token)" "$(cat "$TEST_TMP/mr4.token")"
