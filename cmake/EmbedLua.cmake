@@ -2,6 +2,10 @@
 # whose body is the file's bytes with the prelude (PRELUDE: helpers every script may call)
 # put before them, after a `#!lua` line, which must stay first. The SHA1 computed here, of
 # that exact body, is the one EVALSHA expects.
+# A line `-- @include NAME` becomes src/lua/NAME.lua as a function, so that one script can run
+# another's logic several times (a script cannot call another):
+#   local NAME = function(KEYS, ARGV, refuse, redis) <NAME.lua> end
+# The included script sees the KEYS, ARGV, refuse and redis it is given, not the caller's.
 # Inputs: LUA_DIR, PRELUDE, OUT.
 file(READ "${PRELUDE}" prelude)
 file(GLOB lua_files "${LUA_DIR}/*.lua")
@@ -11,6 +15,14 @@ string(APPEND content "#include \"script.hpp\"\n\nnamespace rcoord::lua {\n\n")
 foreach(f IN LISTS lua_files)
   get_filename_component(name "${f}" NAME_WE)
   file(READ "${f}" body)
+  string(REGEX MATCHALL "-- @include [a-z_]+" includes "${body}")
+  foreach(directive IN LISTS includes)
+    string(REPLACE "-- @include " "" included "${directive}")
+    file(READ "${LUA_DIR}/${included}.lua" included_body)
+    string(REPLACE "${directive}\n"
+           "local ${included} = function(KEYS, ARGV, refuse, redis)\n${included_body}end\n"
+           body "${body}")
+  endforeach()
   string(FIND "${body}" "#!lua" shebang)
   if(shebang EQUAL 0)
     string(FIND "${body}" "\n" first_line_end)

@@ -59,6 +59,7 @@ struct ElectArgs {
   std::string timeout;  // observe: empty means until interrupted
   int conflict_exit_code = kNo;
   std::string kill_grace;  // empty: the default for the TTL
+  std::string max_run;     // empty: no limit
   std::vector<std::string> command;
 };
 
@@ -140,6 +141,7 @@ int run_observe(Context& ctx, const ElectArgs& a) {
 int run_run(Context& ctx, const ElectArgs& a) {
   Millis ttl = duration_or_throw("--ttl", a.ttl);
   Millis kill_grace = run_kill_grace(ctx, a.kill_grace, ttl);
+  std::optional<Millis> max_run = max_run_option(a.max_run);
   if (a.command.empty()) {
     throw Error(kUsage, "elect run needs a command", "put it after --, e.g. -- ./scheduler.sh");
   }
@@ -161,6 +163,7 @@ int run_run(Context& ctx, const ElectArgs& a) {
       {{"RCOORD_TERM", std::to_string(r.term)}, {"RCOORD_ELECTION", a.name}, {"RCOORD_ID", a.id}},
       kill_grace,
       ctx.settings().timeout};
+  sup.max_run = max_run;
   Holding held = holding(ctx, a.name, a.id, opts.token, r.term);
   int code = run_supervised(ctx, held, sup, lease);
   if (code != kLost) give_back_quietly(ctx, held);  // step down
@@ -251,9 +254,15 @@ void add_elect(CLI::App& app, Context& ctx) {
                 "10s or TTL/3, whichever is shorter)")
       ->type_name("DURATION")
       ->check(kDurationCheck);
+  x->add_option("--max-run", run->max_run,
+                "Stop the command if it runs longer than DUR (SIGTERM, SIGKILL after "
+                "--kill-grace), step down and exit 124")
+      ->type_name("DURATION")
+      ->check(kDurationCheck);
   x->add_option("command", run->command, "The command and its arguments, after --")->required();
   x->footer(
       "Example: rcoord elect run scheduler --id \"$(hostname)\" --wait forever -- ./scheduler\n"
+      "         rcoord elect run compactor --id \"$(hostname)\" --max-run 30m -- ./compact\n"
       "The command gets RCOORD_TERM, RCOORD_ELECTION and RCOORD_ID in its environment.");
   on_parse(x, ctx, run, run_run);
 }

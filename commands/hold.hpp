@@ -41,6 +41,13 @@ void emit_taken(Context& ctx, const Holding& held, const T& result) {
 Millis run_kill_grace(const Context& ctx, const std::string& given, Millis lease,
                       std::string_view lease_option = "--ttl");
 
+/// The --max-run of a `run` form or `queue consume`: nullopt when not given. Throws
+/// Error(kUsage) for a value that is not a duration, or is zero.
+std::optional<Millis> max_run_option(const std::string& given);
+
+/// Says on stderr that the command outlived --max-run and was stopped.
+void warn_timed_out(const SuperviseOptions& opts, std::string_view what_next);
+
 /// Runs `take` (which may wait) so that SIGINT/SIGTERM/SIGHUP interrupt the wait at once.
 /// If a signal arrives while waiting, or just as `take` returns, whatever the interrupted
 /// request may have taken is given back and Error(kInterrupted) is thrown: nothing is held.
@@ -59,8 +66,9 @@ auto take_or_abort(Context& ctx, const Holding& held, Take&& take) -> decltype(t
 }
 
 /// Supervises the command while `lease` renews what is held. Returns the command's exit
-/// code, or kLost (with a warning) when the hold was lost while it ran. Does not give back:
-/// the caller decides (release, or keep it for --min-hold).
+/// code, kLost (with a warning) when the hold was lost while it ran, or kTimedOut (with a
+/// warning) when it ran past --max-run and was stopped. Does not give back: the caller
+/// decides (release, or keep it for --min-hold).
 int run_supervised(Context& ctx, const Holding& held, const SuperviseOptions& opts, Lease& lease);
 
 }  // namespace rcoord::cmd

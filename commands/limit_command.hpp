@@ -17,6 +17,13 @@ void to_json(nlohmann::ordered_json& j, const Decision& r);
 std::string to_text(const Decision& r);
 void to_json(nlohmann::ordered_json& j, const Waited& r);
 std::string to_text(const Waited& r);
+void to_json(nlohmann::ordered_json& j, const MultiDecision& r);
+std::string to_text(const MultiDecision& r);
+void to_json(nlohmann::ordered_json& j, const MultiWaited& r);
+std::string to_text(const MultiWaited& r);
+
+/// A rate as options write it: `10/s`, `5/m`, `1000/h`, `100/10s`.
+std::string rate_text(const Rate& rate);
 
 /// The result of `limit reset`.
 struct Reset {

@@ -72,6 +72,7 @@ struct LockArgs {
   bool shared = false;
   int conflict_exit_code = kNo;
   std::string kill_grace;  // empty: the default for the TTL
+  std::string max_run;     // empty: no limit
   std::string min_hold;
   std::string watch;
   std::vector<std::string> command;
@@ -166,6 +167,7 @@ void finish(Context& ctx, const LockArgs& a, const std::string& token, Millis mi
 int run_run(Context& ctx, const LockArgs& a) {
   Millis ttl = duration_or_throw("--ttl", a.ttl);
   Millis min_hold = a.min_hold.empty() ? Millis(0) : duration_or_throw("--min-hold", a.min_hold);
+  std::optional<Millis> max_run = max_run_option(a.max_run);
   if (a.command.empty()) {
     throw Error(kUsage, "lock run needs a command", "put it after --, e.g. -- ./backup.sh");
   }
@@ -175,8 +177,8 @@ int run_run(Context& ctx, const LockArgs& a) {
   if (redlock_verbs::active(ctx)) {
     // The supervisor counts a Redlock's lease without the drift allowance.
     Millis kill_grace = run_kill_grace(ctx, a.kill_grace, ttl - redlock::drift(ttl));
-    return redlock_verbs::run(ctx, a.name,
-                              {opts, a.conflict_exit_code, kill_grace, min_hold, a.command});
+    return redlock_verbs::run(
+        ctx, a.name, {opts, a.conflict_exit_code, kill_grace, min_hold, a.command, max_run});
   }
   Millis kill_grace = run_kill_grace(ctx, a.kill_grace, ttl);
   if (opts.token.empty()) opts.token = random_token();
@@ -198,6 +200,7 @@ int run_run(Context& ctx, const LockArgs& a) {
                         {"RCOORD_LOCK", a.name}},
                        kill_grace,
                        ctx.settings().timeout};
+  sup.max_run = max_run;
   int code = run_supervised(ctx, holding(ctx, a.name, r.token), sup, lease);
   if (code != kLost) finish(ctx, a, r.token, min_hold, acquired_at);
   return code;
@@ -291,6 +294,11 @@ void add_lock(CLI::App& app, Context& ctx) {
                 "TTL/3, whichever is shorter)")
       ->type_name("DURATION")
       ->check(kDurationCheck);
+  x->add_option("--max-run", run->max_run,
+                "Stop the command if it runs longer than DUR (SIGTERM, SIGKILL after "
+                "--kill-grace), release the lock and exit 124")
+      ->type_name("DURATION")
+      ->check(kDurationCheck);
   x->add_option("--min-hold", run->min_hold,
                 "Keep the lock until DUR after acquisition even if the command ends sooner")
       ->type_name("DURATION")
@@ -298,6 +306,7 @@ void add_lock(CLI::App& app, Context& ctx) {
   x->add_option("command", run->command, "The command and its arguments, after --")->required();
   x->footer(
       "Example: rcoord lock run nightly-backup --ttl 1m --min-hold 5m -- ./backup.sh\n"
+      "         rcoord lock run nightly-backup --max-run 2h -- ./backup.sh   # 124: too long\n"
       "The command gets RCOORD_TOKEN, RCOORD_FENCE and RCOORD_LOCK in its environment.");
   on_parse(x, ctx, run, run_run);
 }

@@ -122,6 +122,7 @@ struct QueueArgs {
   std::string idle_exit;
   std::string retry_delay;
   std::string kill_grace;  // empty: the default for the lease
+  std::string max_run;     // empty: no limit
   std::vector<std::string> command;
 };
 
@@ -421,6 +422,7 @@ int run_consume(Context& ctx, const QueueArgs& a) {
   Millis ack_timeout = duration_or_throw("--ack-timeout", a.ack_timeout);
   Millis kill_grace = run_kill_grace(ctx, a.kill_grace, ack_timeout, "--ack-timeout");
   Millis retry_delay = optional_duration("--retry-delay", a.retry_delay);
+  std::optional<Millis> max_run = max_run_option(a.max_run);
   if (a.max_messages < 0) throw Error(kUsage, "--max-messages must be positive", "use e.g. 100");
   check_runnable(a.command.front());
   queue::PopOptions o;
@@ -463,7 +465,8 @@ int run_consume(Context& ctx, const QueueArgs& a) {
                          kill_grace,
                          ctx.settings().timeout,
                          input.fd(),
-                         true};
+                         true,
+                         max_run};
     SuperviseResult result = supervise(sup, lease);
     ++handled;
     last_code = result.exit_code;
@@ -474,7 +477,13 @@ int run_consume(Context& ctx, const QueueArgs& a) {
           m.id, a.name, result.lost_reason));
       continue;
     }
-    settle(ctx, a, m, result.exit_code, retry_delay);
+    if (result.timed_out) {
+      // A hung message fails like any other (nacked, dead after --max-attempts); the consumer
+      // goes on with the next one.
+      warn_timed_out(sup, fmt::format("message {} is given back", m.id));
+      last_code = kTimedOut;
+    }
+    settle(ctx, a, m, last_code, retry_delay);
     // A second signal was passed on to the command: it was cut short, and so are we.
     if (result.forwarded_signal != 0) return 128 + result.forwarded_signal;
   }
@@ -600,9 +609,15 @@ void add_queue(CLI::App& app, Context& ctx) {
                 "--ack-timeout/3, whichever is shorter)")
       ->type_name("DURATION")
       ->check(kDurationCheck);
+  c->add_option("--max-run", consume->max_run,
+                "Stop the command if one message takes longer than DUR (SIGTERM, SIGKILL after "
+                "--kill-grace) and nack it, as a failure with code 124")
+      ->type_name("DURATION")
+      ->check(kDurationCheck);
   c->add_option("command", consume->command, "The command and its arguments, after --")->required();
   c->footer(
       "Example: rcoord queue consume jobs --ack-timeout 5m -- ./handle.sh\n"
+      "         rcoord queue consume jobs --max-run 10m --max-attempts 3 -- ./handle.sh\n"
       "Exit 0 acks the message, any other code nacks it. The command gets RCOORD_QUEUE,\n"
       "RCOORD_MESSAGE_ID and RCOORD_ATTEMPT. SIGTERM: finish the current message, then exit.");
   on_parse(c, ctx, consume, run_consume);

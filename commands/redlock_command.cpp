@@ -159,6 +159,7 @@ int run(Context& ctx, const std::string& name, RunOptions opts) {
                         {"RCOORD_LOCK", name}},
                        opts.kill_grace,
                        ctx.settings().timeout};
+  sup.max_run = opts.max_run;
   Holding held = holding(rl, name, token);
   int code = run_supervised(ctx, held, sup, lease);
   if (code == kLost) return code;

@@ -3,6 +3,7 @@
 /// results (the single-server fields plus nodes, quorum, acquired_on, validity_ms).
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,7 @@ struct RunOptions {
   Millis kill_grace{10'000};
   Millis min_hold{0};
   std::vector<std::string> command;
+  std::optional<Millis> max_run{};  ///< --max-run; nullopt: no limit
 };
 int run(Context& ctx, const std::string& name, RunOptions opts);
 

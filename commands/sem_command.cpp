@@ -68,6 +68,7 @@ struct SemArgs {
   std::string token;
   int conflict_exit_code = kNo;
   std::string kill_grace;  // empty: the default for the TTL
+  std::string max_run;     // empty: no limit
   std::string watch;
   std::vector<std::string> command;
 };
@@ -147,6 +148,7 @@ int run_run(Context& ctx, const SemArgs& a) {
   check_executable(a.command.front());  // before a permit is taken
   auto opts = take_options(a);
   Millis kill_grace = run_kill_grace(ctx, a.kill_grace, opts.ttl);
+  std::optional<Millis> max_run = max_run_option(a.max_run);
   auto r = take_or_abort(ctx, a, opts);
   if (!r.acquired) {
     ctx.out().emit(r);  // JSON: the full object; text: nothing (stdout is the command's)
@@ -164,6 +166,7 @@ int run_run(Context& ctx, const SemArgs& a) {
                         {"RCOORD_PERMITS", std::to_string(r.permits)}},
                        kill_grace,
                        ctx.settings().timeout};
+  sup.max_run = max_run;
   int code = run_supervised(ctx, held, sup, lease);
   if (code != kLost) give_back_quietly(ctx, held);
   return code;
@@ -247,9 +250,15 @@ void add_sem(CLI::App& app, Context& ctx) {
                 "TTL/3, whichever is shorter)")
       ->type_name("DURATION")
       ->check(kDurationCheck);
+  x->add_option("--max-run", run->max_run,
+                "Stop the command if it runs longer than DUR (SIGTERM, SIGKILL after "
+                "--kill-grace), give the permits back and exit 124")
+      ->type_name("DURATION")
+      ->check(kDurationCheck);
   x->add_option("command", run->command, "The command and its arguments, after --")->required();
   x->footer(
       "Example: rcoord sem run encoders --limit 4 --wait forever -- ffmpeg -i in.mov out.mp4\n"
+      "         rcoord sem run encoders --limit 4 --max-run 1h -- ./encode.sh   # 124: too long\n"
       "The command gets RCOORD_TOKEN, RCOORD_SEM and RCOORD_PERMITS in its environment.");
   on_parse(x, ctx, run, run_run);
 }

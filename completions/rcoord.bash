@@ -6,7 +6,7 @@
 _rcoord_commands='bloom complete lock limit pf sem queue elect signal latch doctor ls ping top metrics rm'
 _rcoord_global_opts='-u --url --password-file --timeout --prefix -o --output --json -q --quiet --config -h -p -n -a --pass --no-auth-warning --user -s --tls --tls-ca --cacert --tls-cert --cert --tls-key --key --tls-insecure --insecure --sni --sentinel --sentinel-master --wait-replicas --help --version'
 _rcoord_global_opts_with_arg='-u --url --password-file --timeout --prefix -o --output --config -h -p -n -a --pass --user -s --tls-ca --cacert --tls-cert --cert --tls-key --key --sni --sentinel --sentinel-master --wait-replicas'
-_rcoord_opts_with_arg='--ack-timeout --algo --attempt --burst --by --cacert --capacity --cert --config --conflict-exit-code --cost --count --delay --error-rate --expansion --expire --file --id --idle-exit --interval --key --kill-grace --limit --max --max-attempts --max-messages --max-wait --min-hold --nonscaling --output --pass --password-file --permits --prefix --rate --retry-delay --score --sentinel --sentinel-master --sni --textfile --timeout --tls-ca --tls-cert --tls-key --token --ttl --type --url --user --wait --wait-replicas --watch -E -a -h -n -o -p -s -u'
+_rcoord_opts_with_arg='--ack-timeout --algo --attempt --burst --by --cacert --capacity --cert --config --conflict-exit-code --cost --count --delay --error-rate --expansion --expire --file --id --idle-exit --interval --key --kill-grace --limit --max --max-attempts --max-messages --max-run --max-wait --min-hold --nonscaling --output --pass --password-file --permits --prefix --rate --retry-delay --score --sentinel --sentinel-master --sni --textfile --timeout --tls-ca --tls-cert --tls-key --token --ttl --type --url --user --wait --wait-replicas --watch -E -a -h -n -o -p -s -u'
 # The verbs of a command, or of a group of verbs (`complete recent`).
 _rcoord_verbs() {
   case "$1" in
@@ -39,7 +39,7 @@ _rcoord_verb_opts() {
     'lock release') echo '--token' ;;
     'lock extend') echo '--token --ttl' ;;
     'lock status') echo '--watch' ;;
-    'lock run') echo '--ttl --wait --token --shared -E --conflict-exit-code --kill-grace --min-hold --' ;;
+    'lock run') echo '--ttl --wait --token --shared -E --conflict-exit-code --kill-grace --max-run --min-hold --' ;;
     'limit check') echo '--rate --burst --cost --algo' ;;
     'limit wait') echo '--rate --burst --cost --algo --max-wait' ;;
     'limit status') echo '--rate --burst --cost --algo --watch' ;;
@@ -49,12 +49,12 @@ _rcoord_verb_opts() {
     'sem release') echo '--token' ;;
     'sem refresh') echo '--token --ttl' ;;
     'sem status') echo '--watch' ;;
-    'sem run') echo '--limit --permits --ttl --wait --token -E --conflict-exit-code --kill-grace --' ;;
+    'sem run') echo '--limit --permits --ttl --wait --token -E --conflict-exit-code --kill-grace --max-run --' ;;
     'queue push') echo '-0 --null --file --delay' ;;
     'queue pop') echo '--wait --count --lifo --ack-timeout --max-attempts -0 --null' ;;
     'queue ack') echo '--attempt' ;;
     'queue nack') echo '--delay --attempt' ;;
-    'queue consume') echo '--ack-timeout --max-attempts --max-messages --idle-exit --retry-delay --kill-grace --' ;;
+    'queue consume') echo '--ack-timeout --max-attempts --max-messages --idle-exit --retry-delay --kill-grace --max-run --' ;;
     'queue peek') echo '--count -0 --null' ;;
     'queue stats') echo '--watch' ;;
     'queue dead') echo '--count -0 --null' ;;
@@ -63,7 +63,7 @@ _rcoord_verb_opts() {
     'elect status') echo '--watch' ;;
     'elect resign') echo '--id' ;;
     'elect observe') echo '--timeout' ;;
-    'elect run') echo '--id --ttl --wait -E --conflict-exit-code --kill-grace --' ;;
+    'elect run') echo '--id --ttl --wait -E --conflict-exit-code --kill-grace --max-run --' ;;
     'signal send') echo '--one' ;;
     'signal wait') echo '--timeout --all' ;;
     'latch init') echo '--count --ttl' ;;
@@ -170,6 +170,7 @@ _rcoord_value_kind() {
     --max) echo 'value' ;;
     --max-attempts) echo 'value' ;;
     --max-messages) echo 'value' ;;
+    --max-run) echo 'duration' ;;
     --max-wait) echo 'wait' ;;
     --min-hold) echo 'duration' ;;
     --nonscaling) echo 'value' ;;

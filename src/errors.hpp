@@ -14,6 +14,7 @@ enum Exit : int {
   kConnection = 3,       ///< unreachable, I/O timeout, authentication failure, no quorum
   kServer = 4,           ///< WRONGTYPE, script error, key holds another primitive
   kLost = 5,             ///< a lock held by `run` was lost while the child ran
+  kTimedOut = 124,       ///< a `run` form's command outlived --max-run (as timeout(1))
   kCannotExecute = 126,  ///< a `run` form's command exists but cannot be executed (as a shell)
   kNotFound = 127,       ///< a `run` form's command cannot be found (as a shell)
   kInterrupted = 130,    ///< SIGINT/SIGTERM while waiting, before any child ran (128+SIGINT)

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -255,8 +256,174 @@ Waited wait(Connection& conn, const Keys& keys, std::string_view key, const Para
 
 bool reset(Connection& conn, const Keys& keys, std::string_view key) {
   check_name("limit", key);
-  Reply r = eval(conn, lua::kLimitReset, key_names(keys, key), {});
+  // Whatever rates it was last checked with: the keys of every possible one.
+  Args names;
+  for (std::size_t i = 0; i < kMaxRates; ++i) {
+    auto [state, log] = rate_keys(keys, key, i);
+    names.push_back(std::move(state));
+    names.push_back(std::move(log));
+  }
+  Reply r = eval(conn, lua::kLimitReset, names, {});
   return reply_integer(r.get()) > 0;
+}
+
+// --- several rates ---------------------------------------------------------------------------
+
+std::pair<std::string, std::string> rate_keys(const Keys& keys, std::string_view key,
+                                              std::size_t position) {
+  if (position == 0) return {keys.object(kType, key), keys.aux(kType, key, "log")};
+  std::string suffix = fmt::format("rate{}", position + 1);
+  return {keys.aux(kType, key, suffix), keys.aux(kType, key, suffix + ":log")};
+}
+
+std::vector<Raw> decode_multi(const redisReply* r, std::size_t rates) {
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != 1 + 9 * rates) {
+    throw Error(kServer, "unexpected reply from the limit script");
+  }
+  std::vector<Raw> out(rates);
+  for (std::size_t i = 0; i < rates; ++i) {
+    std::size_t base = 1 + 9 * i;
+    Raw& raw = out[i];
+    raw.allowed = element(r, base) == 1;
+    raw.limit = element(r, base + 1);
+    raw.remaining = element(r, base + 2);
+    raw.retry_after_us = element(r, base + 3);
+    raw.reset_after_us = element(r, base + 4);
+    raw.wait_us = element(r, base + 5);
+    raw.now_us = element(r, base + 6);
+    raw.due_us = element(r, base + 7);
+    raw.slot = element(r, base + 8);
+  }
+  return out;
+}
+
+namespace {
+
+// The rates' positions in the key layout: sorted by period, then count.
+std::vector<std::size_t> key_positions(const std::vector<Params>& rates) {
+  std::vector<std::size_t> order(rates.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const Rate& x = rates[a].rate;
+    const Rate& y = rates[b].rate;
+    return x.period != y.period ? x.period < y.period : x.count < y.count;
+  });
+  std::vector<std::size_t> position(rates.size());
+  for (std::size_t i = 0; i < order.size(); ++i) position[order[i]] = i;
+  return position;
+}
+
+// The whole answer from the rates' answers (see MultiDecision).
+Decision combine(const std::vector<Rated>& rates) {
+  Decision all{true, 0, 0, 0, 0};
+  const Rated* binding = nullptr;
+  bool first = true;
+  for (const auto& r : rates) {
+    const Decision& d = r.decision;
+    all.allowed = all.allowed && d.allowed;
+    all.remaining = first ? d.remaining : std::min(all.remaining, d.remaining);
+    all.reset_after_ms = std::max(all.reset_after_ms, d.reset_after_ms);
+    first = false;
+  }
+  for (const auto& r : rates) {
+    const Decision& d = r.decision;
+    if (all.allowed) {
+      if (!binding || d.remaining < binding->decision.remaining) binding = &r;
+      continue;
+    }
+    if (d.allowed) continue;
+    if (all.retry_after_ms >= 0 &&
+        (d.retry_after_ms < 0 || d.retry_after_ms > all.retry_after_ms)) {
+      all.retry_after_ms = d.retry_after_ms;
+      binding = &r;
+    } else if (!binding) {
+      binding = &r;
+    }
+  }
+  if (binding) all.limit = binding->decision.limit;
+  return all;
+}
+
+MultiDecision decide(Connection& conn, const Keys& keys, std::string_view key,
+                     const std::vector<Params>& rates, bool peek) {
+  auto raws = evaluate(conn, keys, key, rates, peek);
+  MultiDecision out;
+  for (std::size_t i = 0; i < rates.size(); ++i) {
+    out.rates.push_back({rates[i].rate, to_decision(raws[i])});
+  }
+  out.decision = combine(out.rates);
+  return out;
+}
+
+}  // namespace
+
+std::vector<Raw> evaluate(Connection& conn, const Keys& keys, std::string_view key,
+                          const std::vector<Params>& rates, bool peek) {
+  check_name("limit", key);
+  if (rates.empty() || rates.size() > kMaxRates) {
+    throw Error(kUsage, fmt::format("a limit takes 1 to {} rates", kMaxRates));
+  }
+  auto position = key_positions(rates);
+  // The script's arguments go in key order, so each rate's state is found under its keys.
+  std::vector<std::size_t> by_position(rates.size());
+  for (std::size_t i = 0; i < rates.size(); ++i) by_position[position[i]] = i;
+  Args names;
+  Args args{std::string(algo_name(rates.front().algo)), std::to_string(rates.front().cost),
+            peek ? "1" : "0", peek ? std::string("-") : random_token()};
+  for (std::size_t pos = 0; pos < rates.size(); ++pos) {
+    const Params& p = rates[by_position[pos]];
+    auto [state, log] = rate_keys(keys, key, pos);
+    names.push_back(std::move(state));
+    names.push_back(std::move(log));
+    args.push_back(std::to_string(p.unit));
+    args.push_back(std::to_string(p.drain));
+    args.push_back(std::to_string(p.burst));
+    args.push_back(std::to_string(p.window_us));
+  }
+  std::optional<ReplicaWaitSuspended> no_wait;
+  if (peek) no_wait.emplace(conn);
+  Reply r = eval(conn, lua::kLimitMulti, names, args);
+  auto raws = decode_multi(r.get(), rates.size());
+  std::vector<Raw> out;
+  for (std::size_t i = 0; i < rates.size(); ++i) out.push_back(raws[position[i]]);
+  return out;
+}
+
+MultiDecision check(Connection& conn, const Keys& keys, std::string_view key,
+                    const std::vector<Params>& rates) {
+  return decide(conn, keys, key, rates, false);
+}
+
+MultiDecision status(Connection& conn, const Keys& keys, std::string_view key,
+                     const std::vector<Params>& rates) {
+  return decide(conn, keys, key, rates, true);
+}
+
+MultiWaited wait(Connection& conn, const Keys& keys, std::string_view key,
+                 const std::vector<Params>& rates, Millis max_wait) {
+  auto start = Clock::now();
+  std::optional<Clock::time_point> deadline;
+  if (max_wait != Millis::max()) deadline = start + max_wait;
+  for (;;) {
+    MultiDecision d;
+    {
+      signals::Uninterruptible quiet;  // one round trip: let it finish, so we know the answer
+      d = check(conn, keys, key, rates);
+    }
+    auto replied = Clock::now();
+    if (d.decision.allowed || d.decision.retry_after_ms < 0) {
+      return {d, std::chrono::duration_cast<Millis>(replied - start).count()};
+    }
+    // From the reply on: the server decided before it answered, so we are never early.
+    auto next = replied + Millis(d.decision.retry_after_ms);
+    if (deadline && next > *deadline) {
+      return {d, std::chrono::duration_cast<Millis>(replied - start).count()};
+    }
+    if (!signals::sleep_until(next)) {
+      throw Error(kInterrupted, fmt::format("interrupted while waiting for limit '{}'", key),
+                  "nothing was consumed");
+    }
+  }
 }
 
 }  // namespace rcoord::limit

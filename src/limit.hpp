@@ -5,6 +5,9 @@
 /// Keys: `<prefix>{limit:KEY}` a hash {algo, …state}; `…:log` the sliding-window log (a
 /// sorted set of `id:cost` members scored by their server time in µs). Both carry a TTL that
 /// ends when the state would be empty anyway, so idle limits disappear by themselves.
+/// A limit checked with several rates keeps one such pair per rate: the rates sorted by
+/// period (then count), the first in the keys above, the k-th (k ≥ 2) in `…:rate<k>` and
+/// `…:rate<k>:log`, so the order of the options does not matter.
 ///
 /// Arithmetic: the scripts run on Lua numbers (doubles), so everything is an integer below
 /// 2^53. Time is in microseconds. For gcra and token-bucket one unit of cost is `unit` level
@@ -15,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "connection.hpp"
 #include "duration.hpp"
@@ -117,6 +121,59 @@ Waited wait(Connection& conn, const Keys& keys, std::string_view key, const Para
             Millis max_wait);
 /// Deletes the limit's state. True if there was any.
 bool reset(Connection& conn, const Keys& keys, std::string_view key);
+
+/// The most rates one limit takes at once (`--rate` given several times).
+inline constexpr std::size_t kMaxRates = 8;
+
+/// One rate's part of a decision over several.
+struct Rated {
+  Rate rate;
+  Decision decision;
+};
+
+/// A decision over several rates (SPEC §5, "several rates at once"). `decision` is the whole
+/// answer: allowed only when every rate allows; `remaining` the smallest, `retry_after_ms`
+/// the largest (-1 when some rate never allows), `reset_after_ms` the largest, `limit` that of
+/// the rate that binds (the one needing the longest wait when denied, else the one with the
+/// least left). `rates` in the order given.
+struct MultiDecision {
+  Decision decision;
+  std::vector<Rated> rates;
+};
+
+struct MultiWaited {
+  MultiDecision result;
+  std::int64_t waited_ms = 0;
+};
+
+/// Checks the rates in one script: every rate allows and each consumes p.cost, or nothing is
+/// consumed. All params share algo and cost; at most kMaxRates of them, no two rates equal.
+MultiDecision check(Connection& conn, const Keys& keys, std::string_view key,
+                    const std::vector<Params>& rates);
+/// What a check of the rates would answer now; consumes nothing.
+MultiDecision status(Connection& conn, const Keys& keys, std::string_view key,
+                     const std::vector<Params>& rates);
+/// Checks again whenever the last answer says all rates could allow (never polling on a
+/// fixed interval), until allowed; a denial consumes nothing, so neither does giving up.
+/// Denied at once when the wait needed is longer than what is left of `max_wait`. A managed
+/// signal during the sleep throws Error(kInterrupted), nothing consumed. (No slot is
+/// reserved, unlike the single-rate wait: waiters are not served in arrival order.)
+MultiWaited wait(Connection& conn, const Keys& keys, std::string_view key,
+                 const std::vector<Params>& rates, Millis max_wait);
+
+/// The keys of the rate at `position` (0-based) in the sorted order above: state, log.
+std::pair<std::string, std::string> rate_keys(const Keys& keys, std::string_view key,
+                                              std::size_t position);
+
+/// One run of the script over several rates: each rate's answer, in the order given (each
+/// allowed one is consumed only when all allow; `peek` consumes nothing). Used by the verbs
+/// above, and by the tests that check the script against a model per rate.
+std::vector<Raw> evaluate(Connection& conn, const Keys& keys, std::string_view key,
+                          const std::vector<Params>& rates, bool peek);
+
+/// The answer of limit_multi (no I/O), rate by rate in the order of the script's arguments.
+/// Throws Error(kServer) for a reply of another shape.
+std::vector<Raw> decode_multi(const redisReply* r, std::size_t rates);
 
 /// µs to ms for output, rounded up (a retry after that many ms is never early); -1 stays -1.
 std::int64_t ceil_ms(std::int64_t us);

@@ -202,6 +202,7 @@ class Supervisor {
 
   SuperviseResult run(pid_t child) {
     child_ = child;
+    if (opts_.max_run) max_run_at_ = Clock::now() + *opts_.max_run;
     sigset_t waitset = signals::managed_set();
     sigaddset(&waitset, SIGCHLD);
     for (;;) {
@@ -254,6 +255,7 @@ class Supervisor {
     auto next = Clock::time_point::max();
     if (kill_at_) next = std::min(next, *kill_at_);
     if (!result_.lost) next = std::min({next, next_renewal_, times_.stop_at()});
+    if (max_run_at_ && !child_done_ && !result_.lost) next = std::min(next, *max_run_at_);
     if (child_done_) next = std::min(next, Clock::now() + kGroupPoll);
     return next;
   }
@@ -272,7 +274,8 @@ class Supervisor {
       kill(-child_, SIGKILL);
       kill_at_.reset();
     }
-    if (result_.lost) return;
+    if (result_.lost) return;  // already being stopped, for a graver reason
+    if (max_run_at_ && !child_done_ && now >= *max_run_at_) time_out();
     if (now >= times_.stop_at()) {
       lose(fmt::format("it could not be renewed in time ({}); the command was stopped before "
                        "the lease could end on the server",
@@ -308,6 +311,15 @@ class Supervisor {
     }
   }
 
+  // The command ran past --max-run: it is stopped as on a loss (SIGTERM, SIGKILL after the
+  // grace), but the lease is still ours and goes on being renewed until the group is gone.
+  void time_out() {
+    max_run_at_.reset();
+    result_.timed_out = true;
+    kill(-child_, SIGTERM);
+    schedule_kill(Clock::now() + opts_.kill_grace);
+  }
+
   // The lease is lost (`unreachable`: it cannot be renewed in time, and ends at times_.end).
   void lose(std::string reason, bool unreachable) {
     result_.lost = true;
@@ -329,6 +341,7 @@ class Supervisor {
   bool child_done_ = false;
   Clock::time_point next_renewal_;
   std::optional<Clock::time_point> kill_at_;
+  std::optional<Clock::time_point> max_run_at_;  ///< --max-run's end, until it has struck
   std::string last_failure_;
   int signals_held_ = 0;
   SuperviseResult result_;

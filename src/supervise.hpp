@@ -16,6 +16,11 @@
 /// The margin is one --timeout: time for the SIGKILL to land and for rcoord itself to be
 /// scheduled late. Renewals go out every min(TTL/3, (stop_at - send)/2) and are retried
 /// until stop_at. So the TTL must exceed kill_grace + margin (fit_kill_grace checks it).
+///
+/// --max-run adds one more point to the same timetable: the command's start + max_run, when a
+/// command still running gets SIGTERM and, kill_grace later, SIGKILL. The lease is renewed on
+/// through that grace as on any other day (a max_run longer than the TTL is fine), so what is
+/// held is given back only once the whole group is gone.
 
 #include <sys/types.h>
 
@@ -83,11 +88,15 @@ struct SuperviseOptions {
   /// is only recorded (signals::pending()), so the child can finish its work; a second one
   /// is forwarded as usual.
   bool graceful = false;
+  /// The longest the command may run (--max-run): after that, SIGTERM to its group, SIGKILL
+  /// after kill_grace, and the result says timed_out. nullopt: no limit.
+  std::optional<Millis> max_run{};
 };
 
 struct SuperviseResult {
   int exit_code = 0;         ///< the child's code, or 128+N if it died of signal N
   bool lost = false;         ///< the lease was lost while the child ran
+  bool timed_out = false;    ///< the command ran longer than max_run and was stopped
   std::string lost_reason;   ///< why, for the message
   int forwarded_signal = 0;  ///< the last termination signal rcoord received and forwarded
   int stragglers = 0;        ///< group members still running when the child exited (stopped)

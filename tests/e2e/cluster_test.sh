@@ -287,6 +287,25 @@ expect 0 "$RCOORD" metrics --type lock
 for l in "$L1" "$L2" "$L3"; do assert_contains "$OUT" "rcoord_lock_held{name=\"$l\"} 1"; done
 pass "ls, top, metrics and doctor cover every master"
 
+# --- limit, several rates (after ls: its objects are not expected there) ------------------------
+# Every rate's keys share the limit's hash tag, so one script decides them all.
+i=0
+for algo in gcra token-bucket sliding-window fixed-window; do
+  K=$(name_on limit "rates-$algo" "${port[$i]}")
+  i=$((i + 1))
+  expect 0 "$RCOORD" limit check "$K" --rate 2/m --rate 3/h --algo "$algo"
+  expect 0 "$RCOORD" limit check "$K" --rate 2/m --rate 3/h --algo "$algo"
+  expect 1 "$RCOORD" --json limit check "$K" --rate 2/m --rate 3/h --algo "$algo"
+  assert_contains "$OUT" '{"rate":"2/m","allowed":false,'
+  assert_contains "$OUT" '{"rate":"3/h","allowed":true,"limit":3,"remaining":1,'
+  expect 1 "$RCOORD" limit status "$K" --rate 3/h --rate 2/m --algo "$algo"
+  expect 0 "$RCOORD" limit reset "$K"
+  expect 1 "$RCOORD" limit reset "$K"
+  expect 0 "$RCOORD" limit wait "$K" --rate 1/200ms --rate 3/h --algo "$algo" --max-wait 5s
+  expect 0 "$RCOORD" limit wait "$K" --rate 1/200ms --rate 3/h --algo "$algo" --max-wait 5s
+done
+pass "limit: several rates in one check on each master, with each algorithm"
+
 # --- ASK: a slot in migration -------------------------------------------------------------------
 # Keys of one slot are moved by hand from M2 to M3 while the slot is MIGRATING/IMPORTING.
 # M2 gets a replica (M3 has none), for the WAIT after an ASK below.

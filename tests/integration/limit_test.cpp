@@ -5,9 +5,12 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <limits>
 #include <random>
 #include <thread>
+#include <vector>
 
 #include "../unit/limit_model.hpp"
 #include "errors.hpp"
@@ -242,4 +245,138 @@ TEST_CASE_FIXTURE(LimitFixture, "gcra: another rate for the same key keeps the b
   CHECK(s.remaining == 9);
   CHECK(s.reset_after_ms >= 1000 - elapsed.count() - 1);  // less what has drained since
   CHECK(s.reset_after_ms <= 1000);
+}
+
+// --- several rates at once (SPEC §5) ---------------------------------------------------------
+
+namespace {
+
+// Random checks and peeks with random costs over several rates of one limit: every rate's
+// answer must be its own model's, where the models all peek first and consume only when every
+// one of them allows (so a denial consumes from none).
+void cross_check_rates(LimitFixture& f, Algo algo, const std::vector<Rate>& rates, unsigned seed) {
+  std::vector<limit::Params> ps;
+  std::vector<rcoord::test::LimitModel> models;
+  std::int64_t smallest = std::numeric_limits<std::int64_t>::max();
+  for (const auto& r : rates) {
+    ps.push_back(limit::make_params(algo, r, std::nullopt, 1));
+    models.emplace_back(ps.back());
+    smallest = std::min(smallest, r.count);
+  }
+  std::mt19937 rng(seed);
+  std::string key = "m" + std::to_string(seed);
+  int denied_while_another_allowed = 0;
+  for (int i = 0; i < 120; ++i) {
+    std::this_thread::sleep_for(std::chrono::microseconds(rng() % 12'000));
+    // now and then a cost that the smallest rate never allows
+    std::int64_t cost = rng() % 12 == 0 ? smallest + 1 : 1 + static_cast<std::int64_t>(rng() % 2);
+    for (auto& p : ps) p.cost = cost;
+    for (auto& m : models) m.set_cost(cost);
+    bool peek = rng() % 4 == 0;
+    auto got = limit::evaluate(f.conn, f.keys, key, ps, peek);
+    REQUIRE(got.size() == ps.size());
+    std::vector<Raw> want;
+    bool all = true;
+    for (std::size_t j = 0; j < ps.size(); ++j) {
+      want.push_back(models[j].decide(got[j].now_us, -1, true));
+      all = all && want.back().allowed;
+    }
+    if (all && !peek) {
+      for (std::size_t j = 0; j < ps.size(); ++j) {
+        want[j] = models[j].decide(got[j].now_us, -1, false);
+      }
+    }
+    bool some_allowed = false;
+    for (std::size_t j = 0; j < ps.size(); ++j) {
+      CAPTURE(i);
+      CAPTURE(j);
+      CAPTURE(cost);
+      CAPTURE(peek);
+      CHECK(got[j].now_us == got[0].now_us);  // one instant for every rate
+      same(got[j], want[j]);
+      some_allowed = some_allowed || got[j].allowed;
+    }
+    if (!all && some_allowed) ++denied_while_another_allowed;
+  }
+  // the case that matters happened: one rate denied while another would have allowed
+  CHECK(denied_while_another_allowed > 0);
+}
+
+}  // namespace
+
+TEST_CASE_FIXTURE(LimitFixture,
+                  "several rates: each answers as its model; a denial consumes none") {
+  unsigned seed = 100;
+  for (Algo algo : kAlgos) {
+    CAPTURE(limit::algo_name(algo));
+    cross_check_rates(*this, algo, {Rate{4, 100ms}, Rate{10, 1s}}, seed++);
+    cross_check_rates(*this, algo, {Rate{12, 1s}, Rate{3, 50ms}, Rate{8, 400ms}}, seed++);
+  }
+}
+
+TEST_CASE_FIXTURE(LimitFixture, "several rates: keys per rate under one hash tag, in any order") {
+  for (Algo algo : kAlgos) {
+    CAPTURE(limit::algo_name(algo));
+    std::string key = "k-" + std::string(limit::algo_name(algo));
+    auto hourly = limit::make_params(algo, Rate{5, 1h}, std::nullopt, 1);
+    auto minutely = limit::make_params(algo, Rate{2, 1min}, std::nullopt, 1);
+    auto d = limit::check(conn, keys, key, {hourly, minutely});
+    CHECK(d.decision.allowed);
+    CHECK(d.decision.remaining == 1);  // the smaller of 4 and 1
+    CHECK(d.decision.limit == 2);      // the rate with the least left
+    REQUIRE(d.rates.size() == 2);
+    CHECK(d.rates[0].rate == Rate{5, 1h});  // in the order given
+    CHECK(d.rates[0].decision.remaining == 4);
+    CHECK(d.rates[1].decision.remaining == 1);
+    // the shorter period owns the main keys, the other `:rate2`; the order given is not
+    // what decides it
+    std::string main = keys.prefix() + "{limit:" + key + "}";
+    CHECK(integer({"EXISTS", main, main + ":rate2"}) == 2);
+    CHECK(limit::status(conn, keys, key, minutely).remaining == 1);
+    auto s = limit::status(conn, keys, key, {minutely, hourly});
+    CHECK(s.rates[0].decision.remaining == 1);
+    CHECK(s.rates[1].decision.remaining == 4);
+    // a denial by the minutely rate takes nothing from the hourly one
+    CHECK(limit::check(conn, keys, key, {hourly, minutely}).decision.allowed);
+    auto no = limit::check(conn, keys, key, {hourly, minutely});
+    CHECK_FALSE(no.decision.allowed);
+    CHECK(no.rates[0].decision.allowed);
+    CHECK_FALSE(no.rates[1].decision.allowed);
+    CHECK(no.decision.retry_after_ms == no.rates[1].decision.retry_after_ms);
+    CHECK(no.decision.limit == 2);
+    CHECK(limit::status(conn, keys, key, {hourly, minutely}).rates[0].decision.remaining == 3);
+    // reset deletes every rate's keys
+    CHECK(limit::reset(conn, keys, key));
+    CHECK(integer({"EXISTS", main, main + ":log", main + ":rate2", main + ":rate2:log"}) == 0);
+  }
+}
+
+TEST_CASE_FIXTURE(LimitFixture,
+                  "several rates: wait sleeps until all allow; beyond max-wait none") {
+  for (Algo algo : kAlgos) {
+    CAPTURE(limit::algo_name(algo));
+    std::string key = "mw-" + std::string(limit::algo_name(algo));
+    auto fast = limit::make_params(algo, Rate{1, 200ms}, std::nullopt, 1);
+    auto slow = limit::make_params(algo, Rate{10, 1h}, std::nullopt, 1);
+    REQUIRE(limit::check(conn, keys, key, {fast, slow}).decision.allowed);
+    auto start = std::chrono::steady_clock::now();
+    auto w = limit::wait(conn, keys, key, {fast, slow}, Millis(1000));
+    auto took = std::chrono::steady_clock::now() - start;
+    CHECK(w.result.decision.allowed);
+    CHECK(took >= 150ms);
+    CHECK(took < 1000ms);
+    CHECK(limit::status(conn, keys, key, {fast, slow}).rates[1].decision.remaining == 8);
+    // the fast rate needs ~200 ms: a 50 ms wait gives up at once and consumes from neither
+    start = std::chrono::steady_clock::now();
+    auto no = limit::wait(conn, keys, key, {fast, slow}, Millis(50));
+    CHECK_FALSE(no.result.decision.allowed);
+    CHECK(std::chrono::steady_clock::now() - start < 50ms);
+    CHECK(limit::status(conn, keys, key, {fast, slow}).rates[1].decision.remaining == 8);
+    // a cost the fast rate never allows: denied at once, -1
+    auto never = limit::make_params(algo, Rate{1, 200ms}, std::nullopt, 2);
+    auto slow2 = limit::make_params(algo, Rate{10, 1h}, std::nullopt, 2);
+    auto n = limit::wait(conn, keys, key, {never, slow2}, Millis::max());
+    CHECK_FALSE(n.result.decision.allowed);
+    CHECK(n.result.decision.retry_after_ms == -1);
+  }
 }

@@ -83,6 +83,26 @@ TEST_CASE("a limit decision rounds µs up to ms, also near INT64_MAX") {
   CHECK(error_of([] { limit::decode_raw(parse("*2\r\n:1\r\n:2\r\n").get()); }) == kServer);
 }
 
+TEST_CASE("limit reply over several rates: the whole answer, then 9 fields per rate") {
+  Reply r = parse(
+      "*19\r\n:0\r\n"
+      ":1\r\n:5\r\n:3\r\n:0\r\n:24000\r\n:0\r\n:9\r\n:9\r\n:0\r\n"
+      ":0\r\n:2\r\n:0\r\n:1800000\r\n:3600000\r\n:0\r\n:9\r\n:0\r\n:0\r\n");
+  auto raws = limit::decode_multi(r.get(), 2);
+  REQUIRE(raws.size() == 2);
+  CHECK(raws[0].allowed);
+  CHECK(raws[0].limit == 5);
+  CHECK(raws[0].remaining == 3);
+  CHECK(raws[0].reset_after_us == 24000);
+  CHECK_FALSE(raws[1].allowed);
+  CHECK(raws[1].limit == 2);
+  CHECK(raws[1].retry_after_us == 1800000);
+  CHECK(raws[1].now_us == 9);
+  // a reply for another number of rates is refused
+  CHECK(error_of([&] { limit::decode_multi(r.get(), 3); }) == kServer);
+  CHECK(error_of([] { limit::decode_multi(parse(":1\r\n").get(), 1); }) == kServer);
+}
+
 TEST_CASE("elect and latch replies") {
   elect::Campaign c;
   elect::decode_campaign(parse("*4\r\n:1\r\n:7\r\n:-5\r\n$1\r\na\r\n").get(), c);
