@@ -30,7 +30,13 @@ const std::vector<Suffix>* layout(std::string_view type) {
   static const std::vector<Suffix> kQueue = {
       {"", "hash"},     {"ready", "list"},    {"delayed", "zset"}, {"inflight", "zset"},
       {"dead", "zset"}, {"attempts", "hash"}, {"wake", "list"},    {"seq", "string", true}};
-  static const std::vector<Suffix> kLimit = {{"", "hash"}, {"log", "zset"}};
+  // A limit checked with several rates keeps the k-th in `rate<k>` and `rate<k>:log`
+  // (limit::rate_keys), up to limit::kMaxRates of them.
+  static const std::vector<Suffix> kLimit = {
+      {"", "hash"},      {"log", "zset"},       {"rate2", "hash"}, {"rate2:log", "zset"},
+      {"rate3", "hash"}, {"rate3:log", "zset"}, {"rate4", "hash"}, {"rate4:log", "zset"},
+      {"rate5", "hash"}, {"rate5:log", "zset"}, {"rate6", "hash"}, {"rate6:log", "zset"},
+      {"rate7", "hash"}, {"rate7:log", "zset"}, {"rate8", "hash"}, {"rate8:log", "zset"}};
   static const std::vector<Suffix> kBloom = {{"", "hash"}};
   static const std::vector<Suffix> kPf = {{"", "string"}};
   static const std::vector<Suffix> kComplete = {{"", "zset"}, {"scores", "zset"}};

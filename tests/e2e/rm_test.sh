@@ -110,19 +110,23 @@ layers=$(cli hget 'rcoord:{bloom:seen}' layers)
 "$RCOORD" complete recent push viewed page >/dev/null
 "$RCOORD" limit check api --rate 1/h >/dev/null
 "$RCOORD" limit check win --rate 1/h --algo sliding-window >/dev/null
+# several rates: the second and third keep their state in rate2 and rate3 (and their logs)
+"$RCOORD" limit check multi --rate 1/s --rate 10/m --rate 100/h --algo sliding-window >/dev/null
+[ "$(keys_of limit multi | wc -l)" -ge 4 ] || fail "several rates made no keys of their own"
 "$RCOORD" latch init ci --count 2 >/dev/null
 expect 0 "$RCOORD" rm seen --type bloom --dry-run --json
 assert_eq "$(json_field "$OUT" keys)" $((layers + 1)) "dry run counts metadata and every layer"
 [ "$(keys_of bloom seen | wc -l)" -eq $((layers + 1)) ] || fail "--dry-run deleted something"
 expect 0 "$RCOORD" rm seen --type bloom --json
 assert_eq "$(json_field "$OUT" keys)" $((layers + 1))
-for pair in bloom:seen pf:visitors complete:cities recent:viewed limit:api limit:win latch:ci; do
+for pair in bloom:seen pf:visitors complete:cities recent:viewed limit:api limit:win limit:multi \
+  latch:ci; do
   t=${pair%%:*} n=${pair#*:}
   [ "$t" = bloom ] || expect 0 "$RCOORD" rm "$n" --type "$t"
   assert_eq "$(keys_of "$t" "$n")" "" "keys left of $pair"
 done
 expect 1 "$RCOORD" bloom info seen
-pass "bloom ($layers layers), pf, complete, recent, limit, latch: every key removed"
+pass "bloom ($layers layers), pf, complete, recent, limit (several rates too), latch: every key removed"
 
 # Several names: one JSON object each, exit 1 when any was refused or absent.
 "$RCOORD" pf add p1 x >/dev/null
