@@ -146,9 +146,74 @@ std::string Endpoint::describe() const {
   return fmt::format("{}:{}", host, port);
 }
 
-std::vector<std::pair<std::size_t, std::size_t>> secret_spans(std::string_view url) {
+namespace {
+
+// The spans of `url` that hold its password, as parse_url reads it: the password of its
+// userinfo (the whole of a bare word, unless `?password=` makes it the user), and every
+// `password=` parameter of its query. nullopt when the URL does not parse: then any part of
+// it may be a password. Parsing a bad URL masks it for its message, which comes back here:
+// that inner call is told nothing.
+std::optional<std::vector<std::pair<std::size_t, std::size_t>>> parsed_secret_spans(
+    std::string_view url) {
+  static thread_local bool checking = false;
+  if (checking) return std::nullopt;
+  checking = true;
+  std::optional<Endpoint> ep;
+  try {
+    ep = parse_url(url);
+  } catch (const Error&) {
+    ep.reset();
+  }
+  checking = false;
+  if (!ep) return std::nullopt;
+
   std::vector<std::pair<std::size_t, std::size_t>> spans;
-  // password=... parameters, up to the next '&'.
+  // The same split as parse_url's.
+  std::size_t rest_start = url.find("://") + 3;
+  std::string_view rest = url.substr(rest_start);
+  std::size_t query_at = rest.find('?');
+  rest = rest.substr(0, query_at);
+  std::size_t at = std::string_view::npos;
+  if (url.substr(0, rest_start - 3) == "unix") {
+    at = rest.find('@');
+    if (at != std::string_view::npos && rest.find('/') < at) at = std::string_view::npos;
+  } else {
+    at = rest.substr(0, rest.find('/')).rfind('@');
+  }
+  if (at != std::string_view::npos) {
+    std::string_view info = rest.substr(0, at);
+    auto colon = info.find(':');
+    const std::string& password = ep->password.value_or("");
+    if (colon != std::string_view::npos) {
+      // user:password; the user is shown unless it is the password too
+      bool user_shown = ep->user != password;
+      spans.emplace_back(rest_start + (user_shown ? colon + 1 : 0), rest_start + at);
+    } else if (ep->user != percent_decode(url, info) || ep->user == password) {
+      spans.emplace_back(rest_start, rest_start + at);  // a bare word, not made the user
+    }
+  }
+  if (query_at != std::string_view::npos) {
+    std::size_t from = rest_start + query_at + 1;
+    while (from <= url.size()) {
+      std::size_t end = std::min(url.find('&', from), url.size());
+      std::string_view pair = url.substr(from, end - from);
+      if (pair.substr(0, 9) == "password=") spans.emplace_back(from + 9, end);
+      from = end + 1;
+    }
+  }
+  return spans;
+}
+
+}  // namespace
+
+namespace {
+
+// For a URL that does not parse (what error messages show): every `password=` parameter, and
+// the userinfo, everything before the last '@' (outside those parameters) after the scheme.
+// Only when it is plainly `user:password` is the user name kept; in a mistyped URL
+// (`redis//:pw@host`, a '/' or '?' inside) any of it may be the password.
+void guessed_secret_spans(std::string_view url,
+                          std::vector<std::pair<std::size_t, std::size_t>>& spans) {
   for (auto at = url.find("password="); at != std::string_view::npos;
        at = url.find("password=", at + 1)) {
     if (at > 0 && url[at - 1] != '?' && url[at - 1] != '&') continue;
@@ -159,9 +224,6 @@ std::vector<std::pair<std::size_t, std::size_t>> secret_spans(std::string_view u
     return std::any_of(spans.begin(), spans.end(),
                        [i](const auto& sp) { return i >= sp.first && i < sp.second; });
   };
-  // The userinfo: everything before the last '@' (outside those parameters), after the
-  // scheme. Only when it is plainly `user:password` is the user name kept; in a mistyped URL
-  // (`redis//:pw@host`, a '/' or '?' inside) any of it may be the password.
   std::size_t at = url.size();
   while (at > 0) {
     at = url.rfind('@', at - 1);
@@ -175,6 +237,18 @@ std::vector<std::pair<std::size_t, std::size_t>> secret_spans(std::string_view u
     bool plain = scheme_end != std::string_view::npos && colon != std::string_view::npos &&
                  info.find_first_of("/?#&") == std::string_view::npos;
     spans.emplace_back(plain ? start + colon + 1 : start, at);
+  }
+}
+
+}  // namespace
+
+std::vector<std::pair<std::size_t, std::size_t>> secret_spans(std::string_view url) {
+  auto parsed = parsed_secret_spans(url);
+  std::vector<std::pair<std::size_t, std::size_t>> spans;
+  if (parsed) {
+    spans = std::move(*parsed);
+  } else {
+    guessed_secret_spans(url, spans);
   }
   // Merged, in order.
   std::sort(spans.begin(), spans.end());
