@@ -11,8 +11,15 @@
 namespace rcoord {
 namespace {
 
+using Spans = std::vector<std::pair<std::size_t, std::size_t>>;
+
+Spans guessed_secret_spans(std::string_view url);
+Spans in_order(Spans spans);
+std::string masked(std::string_view url, const Spans& spans);
+
+// A URL being refused does not parse: its message masks it by the guess, not by parsing.
 [[noreturn]] void bad_url(std::string_view url, std::string_view why) {
-  std::string shown = mask_url(url);
+  std::string shown = masked(url, in_order(guessed_secret_spans(url)));
   if (shown.size() > 200) shown = shown.substr(0, 200) + "...";
   throw Error(kUsage, fmt::format("bad URL '{}': {}", shown, why),
               "use redis://[user[:password]@]host[:port][/db], rediss://... or "
@@ -52,6 +59,39 @@ int parse_number(std::string_view url, std::string_view text, int max, std::stri
   }
   if (value > max) bad_url(url, fmt::format("{} out of range", what));
   return value;
+}
+
+// The parts of a URL as parse_url reads them. The userinfo is the text before the '@' that
+// ends it: the first '@' of a unix:// URL (before its absolute path), the last one before the
+// path of a redis:// or rediss:// URL.
+struct UrlParts {
+  std::string_view scheme;                   ///< empty: no "://"
+  std::size_t rest_at = 0;                   ///< where what follows "://" starts in the URL
+  std::string_view rest;                     ///< from there to the query, userinfo included
+  std::optional<std::size_t> userinfo_size;  ///< nullopt: none
+  std::optional<std::string_view> query;     ///< after the first '?'
+};
+
+UrlParts split_url(std::string_view url) {
+  UrlParts parts;
+  auto scheme_end = url.find("://");
+  if (scheme_end == std::string_view::npos) return parts;
+  parts.scheme = url.substr(0, scheme_end);
+  parts.rest_at = scheme_end + 3;
+  parts.rest = url.substr(parts.rest_at);
+  auto query_start = parts.rest.find('?');
+  if (query_start != std::string_view::npos) parts.query = parts.rest.substr(query_start + 1);
+  parts.rest = parts.rest.substr(0, query_start);
+  std::size_t at = std::string_view::npos;
+  if (parts.scheme == "unix") {
+    // unix:///path.sock or unix://[user:pass@]/path.sock
+    at = parts.rest.find('@');
+    if (at != std::string_view::npos && parts.rest.find('/') < at) at = std::string_view::npos;
+  } else {
+    at = parts.rest.substr(0, parts.rest.find('/')).rfind('@');
+  }
+  if (at != std::string_view::npos) parts.userinfo_size = at;
+  return parts;
 }
 
 void parse_userinfo(std::string_view url, std::string_view info, Endpoint& ep) {
@@ -149,71 +189,49 @@ std::string Endpoint::describe() const {
 namespace {
 
 // The spans of `url` that hold its password, as parse_url reads it: the password of its
-// userinfo (the whole of a bare word, unless `?password=` makes it the user), and every
-// `password=` parameter of its query. nullopt when the URL does not parse: then any part of
-// it may be a password. Parsing a bad URL masks it for its message, which comes back here:
-// that inner call is told nothing.
-std::optional<std::vector<std::pair<std::size_t, std::size_t>>> parsed_secret_spans(
-    std::string_view url) {
-  static thread_local bool checking = false;
-  if (checking) return std::nullopt;
-  checking = true;
-  std::optional<Endpoint> ep;
+// userinfo (the whole of a bare word, unless `?password=` makes it the user; a user name that
+// is also the password goes with it), and every `password=` parameter of its query. nullopt
+// when the URL does not parse: then any part of it may be a password.
+std::optional<Spans> parsed_secret_spans(std::string_view url) {
+  Endpoint ep;
   try {
     ep = parse_url(url);
   } catch (const Error&) {
-    ep.reset();
+    return std::nullopt;
   }
-  checking = false;
-  if (!ep) return std::nullopt;
-
-  std::vector<std::pair<std::size_t, std::size_t>> spans;
-  // The same split as parse_url's.
-  std::size_t rest_start = url.find("://") + 3;
-  std::string_view rest = url.substr(rest_start);
-  std::size_t query_at = rest.find('?');
-  rest = rest.substr(0, query_at);
-  std::size_t at = std::string_view::npos;
-  if (url.substr(0, rest_start - 3) == "unix") {
-    at = rest.find('@');
-    if (at != std::string_view::npos && rest.find('/') < at) at = std::string_view::npos;
-  } else {
-    at = rest.substr(0, rest.find('/')).rfind('@');
-  }
-  if (at != std::string_view::npos) {
-    std::string_view info = rest.substr(0, at);
+  UrlParts parts = split_url(url);
+  Spans spans;
+  if (parts.userinfo_size) {
+    std::string_view info = parts.rest.substr(0, *parts.userinfo_size);
+    std::size_t end = parts.rest_at + info.size();
     auto colon = info.find(':');
-    const std::string& password = ep->password.value_or("");
+    const std::string& password = ep.password.value_or("");
     if (colon != std::string_view::npos) {
-      // user:password; the user is shown unless it is the password too
-      bool user_shown = ep->user != password;
-      spans.emplace_back(rest_start + (user_shown ? colon + 1 : 0), rest_start + at);
-    } else if (ep->user != percent_decode(url, info) || ep->user == password) {
-      spans.emplace_back(rest_start, rest_start + at);  // a bare word, not made the user
+      bool user_shown = ep.user != password;
+      spans.emplace_back(parts.rest_at + (user_shown ? colon + 1 : 0), end);
+    } else if (ep.user != percent_decode(url, info) || ep.user == password) {
+      spans.emplace_back(parts.rest_at, end);  // a bare word, not made the user
     }
   }
-  if (query_at != std::string_view::npos) {
-    std::size_t from = rest_start + query_at + 1;
+  if (parts.query) {
+    std::size_t from = static_cast<std::size_t>(parts.query->data() - url.data());
     while (from <= url.size()) {
       std::size_t end = std::min(url.find('&', from), url.size());
-      std::string_view pair = url.substr(from, end - from);
-      if (pair.substr(0, 9) == "password=") spans.emplace_back(from + 9, end);
+      if (url.substr(from, end - from).substr(0, 9) == "password=") {
+        spans.emplace_back(from + 9, end);
+      }
       from = end + 1;
     }
   }
   return spans;
 }
 
-}  // namespace
-
-namespace {
-
 // For a URL that does not parse (what error messages show): every `password=` parameter, and
 // the userinfo, everything before the last '@' (outside those parameters) after the scheme.
 // Only when it is plainly `user:password` is the user name kept; in a mistyped URL
 // (`redis//:pw@host`, a '/' or '?' inside) any of it may be the password.
-void guessed_secret_spans(std::string_view url,
-                          std::vector<std::pair<std::size_t, std::size_t>>& spans) {
+Spans guessed_secret_spans(std::string_view url) {
+  Spans spans;
   for (auto at = url.find("password="); at != std::string_view::npos;
        at = url.find("password=", at + 1)) {
     if (at > 0 && url[at - 1] != '?' && url[at - 1] != '&') continue;
@@ -238,21 +256,13 @@ void guessed_secret_spans(std::string_view url,
                  info.find_first_of("/?#&") == std::string_view::npos;
     spans.emplace_back(plain ? start + colon + 1 : start, at);
   }
+  return spans;
 }
 
-}  // namespace
-
-std::vector<std::pair<std::size_t, std::size_t>> secret_spans(std::string_view url) {
-  auto parsed = parsed_secret_spans(url);
-  std::vector<std::pair<std::size_t, std::size_t>> spans;
-  if (parsed) {
-    spans = std::move(*parsed);
-  } else {
-    guessed_secret_spans(url, spans);
-  }
-  // Merged, in order.
+// `spans` sorted, overlapping ones merged.
+Spans in_order(Spans spans) {
   std::sort(spans.begin(), spans.end());
-  std::vector<std::pair<std::size_t, std::size_t>> merged;
+  Spans merged;
   for (const auto& sp : spans) {
     if (!merged.empty() && sp.first <= merged.back().second) {
       merged.back().second = std::max(merged.back().second, sp.second);
@@ -263,10 +273,11 @@ std::vector<std::pair<std::size_t, std::size_t>> secret_spans(std::string_view u
   return merged;
 }
 
-std::string mask_url(std::string_view url) {
+// `url` with `spans` (in order, not overlapping) replaced by stars.
+std::string masked(std::string_view url, const Spans& spans) {
   std::string out;
   std::size_t done = 0;
-  for (const auto& [from, to] : secret_spans(url)) {
+  for (const auto& [from, to] : spans) {
     out += url.substr(done, from - done);
     out += "****";
     done = to;
@@ -274,6 +285,15 @@ std::string mask_url(std::string_view url) {
   out += url.substr(done);
   return out;
 }
+
+}  // namespace
+
+std::vector<std::pair<std::size_t, std::size_t>> secret_spans(std::string_view url) {
+  auto parsed = parsed_secret_spans(url);
+  return in_order(parsed ? std::move(*parsed) : guessed_secret_spans(url));
+}
+
+std::string mask_url(std::string_view url) { return masked(url, secret_spans(url)); }
 
 std::string mask_urls_in(std::string_view text) {
   auto scheme_char = [](char c) {
@@ -312,49 +332,38 @@ std::pair<std::string, int> parse_address(std::string_view text, std::string_vie
 
 Endpoint parse_url(std::string_view url) {
   Endpoint ep;
-  auto scheme_end = url.find("://");
-  if (scheme_end == std::string_view::npos) bad_url(url, "no scheme");
-  std::string_view scheme = url.substr(0, scheme_end);
-  std::string_view rest = url.substr(scheme_end + 3);
+  UrlParts parts = split_url(url);
+  if (parts.rest_at == 0) bad_url(url, "no scheme");
   if (url.size() > 4096) bad_url(url, "longer than 4096 bytes");
-
-  auto query_start = rest.find('?');
-  std::string_view query =
-      query_start == std::string_view::npos ? std::string_view{} : rest.substr(query_start + 1);
-  rest = rest.substr(0, query_start);
-
-  if (scheme == "unix") {
-    // unix:///path.sock or unix://[user:pass@]/path.sock
-    auto at = rest.find('@');
-    if (at != std::string_view::npos && rest.find('/') > at) {
-      parse_userinfo(url, rest.substr(0, at), ep);
-      rest = rest.substr(at + 1);
-    }
-    if (rest.empty() || rest.front() != '/') bad_url(url, "a unix socket path must be absolute");
-    ep.socket_path = percent_decode(url, rest);
-    if (ep.socket_path.find('\0') != std::string::npos) bad_url(url, "a NUL byte in the path");
-    parse_query(url, query, ep);
-    return ep;
-  }
+  std::string_view scheme = parts.scheme;
+  bool unix_socket = scheme == "unix";
   if (scheme == "rediss") {
     ep.tls = true;
-  } else if (scheme != "redis") {
+  } else if (scheme != "redis" && !unix_socket) {
     // Only a word is shown: text before a misplaced "://" may hold a password.
     bool word = std::all_of(scheme.begin(), scheme.end(), [](char c) {
       return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '+' || c == '-' || c == '.';
     });
     bad_url(url, word ? fmt::format("unknown scheme '{}'", scheme) : std::string("unknown scheme"));
   }
+  std::string_view rest = parts.rest;
+  std::string_view query = parts.query.value_or(std::string_view{});
+  if (parts.userinfo_size) {
+    parse_userinfo(url, rest.substr(0, *parts.userinfo_size), ep);
+    rest = rest.substr(*parts.userinfo_size + 1);
+  }
+  if (unix_socket) {
+    if (rest.empty() || rest.front() != '/') bad_url(url, "a unix socket path must be absolute");
+    ep.socket_path = percent_decode(url, rest);
+    if (ep.socket_path.find('\0') != std::string::npos) bad_url(url, "a NUL byte in the path");
+    parse_query(url, query, ep);
+    return ep;
+  }
 
   auto slash = rest.find('/');
   std::string_view authority = rest.substr(0, slash);
   std::string_view path =
       slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
-  auto at = authority.rfind('@');
-  if (at != std::string_view::npos) {
-    parse_userinfo(url, authority.substr(0, at), ep);
-    authority = authority.substr(at + 1);
-  }
   parse_host_port(url, authority, ep);
   if (!path.empty()) ep.db = parse_number(url, path, 1'000'000, "db");
   parse_query(url, query, ep);
