@@ -14,6 +14,10 @@ local kind, force, dry = ARGV[1], ARGV[2] == '1', ARGV[3] == '1'
 local kinds = {}
 for i = 1, #KEYS do kinds[i] = ARGV[5 + i] ~= '' and ARGV[5 + i] end
 check_types(kinds, ARGV[4])
+-- A main hash is rcoord's only with the field rcoord always writes there, as its own verbs
+-- check (a lock's token, a latch's count, ...): another hash is refused, not deleted.
+local markers = {lock = 'token', elect = 'id', latch = 'count', limit = 'algo', bloom = 'layers'}
+if markers[kind] then object_field(1, markers[kind], ARGV[4]) end
 local existing = 0
 for i = 1, #KEYS do existing = existing + redis.call('EXISTS', KEYS[i]) end
 if existing == 0 then return {-1, 0, ''} end

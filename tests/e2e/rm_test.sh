@@ -151,4 +151,11 @@ pass "several names: a JSON line each; exit 1 when one is in use or absent"
 cli rpush 'rcoord:{pf:foreign}' x >/dev/null
 expect 4 "$RCOORD" rm foreign --type pf
 assert_eq "$(cli exists 'rcoord:{pf:foreign}')" 1 "the foreign key was kept"
-pass "a key of another type: exit 4, nothing deleted"
+# A hash rcoord did not write, where a lock, election, latch, limit or filter keeps its hash.
+for t in lock elect latch limit bloom; do
+  cli hset "rcoord:{$t:foreign}" foo bar >/dev/null
+  expect 4 "$RCOORD" rm foreign --type "$t"
+  assert_contains "$ERR" "not an rcoord"
+  assert_eq "$(cli exists "rcoord:{$t:foreign}")" 1 "the foreign hash of $t was kept"
+done
+pass "a key of another type, or a hash rcoord did not write: exit 4, nothing deleted"
