@@ -22,11 +22,10 @@
 #include "signals.hpp"
 #include "terminal.hpp"
 #include "top_view.hpp"
+#include "watch.hpp"
 
 namespace rcoord::cmd {
 namespace {
-
-constexpr Millis kMinInterval{100};
 
 struct TopArgs {
   std::string pattern = "*";
@@ -93,8 +92,6 @@ std::string clock_now() {
   return buf;
 }
 
-std::string key_of(const inventory::Object& o) { return o.type + '\0' + o.name; }
-
 // The interactive view: refreshes every `every`, and between refreshes follows the keys and
 // the window's size.
 class TopScreen {
@@ -143,7 +140,7 @@ class TopScreen {
   void select_rows() {
     rows_ = board_.rows(filter_);
     for (std::size_t i = 0; i < rows_.size(); ++i) {
-      if (key_of(rows_[i]->object) == selected_key_) {
+      if (live::key_of(rows_[i]->object) == selected_key_) {
         selected_ = i;
         break;
       }
@@ -153,7 +150,7 @@ class TopScreen {
   }
 
   void remember_selection() {
-    if (!rows_.empty()) selected_key_ = key_of(rows_[selected_]->object);
+    if (!rows_.empty()) selected_key_ = live::key_of(rows_[selected_]->object);
   }
 
   void move(long by) {
@@ -395,11 +392,7 @@ void add_top(CLI::App& app, Context& ctx) {
       "  rcoord top --type queue | head");
   top->callback([&ctx, args] {
     ctx.action = [&ctx, args] {
-      Millis every = duration_or_throw("--interval", args->interval);
-      if (every < kMinInterval) {
-        throw Error(kUsage, fmt::format("--interval {} is too short", args->interval),
-                    "use 100ms or more, e.g. --interval 1s");
-      }
+      Millis every = refresh_interval_or_throw("--interval", args->interval);
       if (!full_screen(ctx)) return snapshot(ctx, *args);
       TopScreen screen(ctx, *args, every);
       return screen.run();

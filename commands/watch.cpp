@@ -19,16 +19,21 @@ void add_watch_option(CLI::App* verb, std::string& watch) {
       ->check(kDurationCheck);
 }
 
-int run_watched(Context& ctx, const std::string& watch, const std::function<int()>& once) {
-  if (watch.empty()) return once();
-  Millis every = duration_or_throw("--watch", watch);
+Millis refresh_interval_or_throw(std::string_view option, const std::string& value) {
+  Millis every = duration_or_throw(option, value);
   // Faster than a screen can be read, it only loads the server (0.5ms was accepted once).
   if (every < kMinWatch) {
     throw Error(
         kUsage,
-        fmt::format("--watch {} is too short: at least {}", watch, format_duration(kMinWatch)),
-        "use e.g. --watch 1s");
+        fmt::format("{} {} is too short: at least {}", option, value, format_duration(kMinWatch)),
+        fmt::format("use e.g. {} 1s", option));
   }
+  return every;
+}
+
+int run_watched(Context& ctx, const std::string& watch, const std::function<int()>& once) {
+  if (watch.empty()) return once();
+  Millis every = refresh_interval_or_throw("--watch", watch);
   const bool redraw = isatty(STDOUT_FILENO) != 0 && !ctx.out().quiet();
   signals::install();
   for (;;) {

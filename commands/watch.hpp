@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "context.hpp"
 
@@ -13,6 +14,10 @@ namespace rcoord::cmd {
 
 /// The shortest --watch interval: faster refreshes cannot be read, and only load the server.
 constexpr Millis kMinWatch{100};
+
+/// The refresh interval `value` of `option` (--watch, top's --interval); a usage error when it
+/// is malformed or shorter than kMinWatch.
+Millis refresh_interval_or_throw(std::string_view option, const std::string& value);
 
 /// Adds `--watch DUR` to `verb`, storing the raw value in `watch`.
 void add_watch_option(CLI::App* verb, std::string& watch);

@@ -358,7 +358,6 @@ void settle(Connection& node, Probe& p, std::span<const Call> calls,
   } catch (const Error& e) {
     if (e.code() != kServer) throw;
     p.calls.clear();
-    p.object.readable = false;
     p.object.state = fmt::format("unreadable: {}", e.what());
     p.object.fingerprint = p.object.state;
     p.object.gauges.clear();

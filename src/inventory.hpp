@@ -29,9 +29,8 @@ struct Object {
   std::string type;  ///< lock | sem | limit | bloom | pf | complete | recent | elect | queue |
                      ///< signal | latch
   std::string name;
-  std::string state;     ///< one line, e.g. "held by 3f9d57ad… for 12.3s, fence 7"
-  bool readable = true;  ///< false: its keys hold what rcoord does not keep (state says what)
-  std::string holder;    ///< who holds or leads it: a token's start, a leader's id, "3 readers"
+  std::string state;   ///< one line, e.g. "held by 3f9d57ad… for 12.3s, fence 7"
+  std::string holder;  ///< who holds or leads it: a token's start, a leader's id, "3 readers"
   std::int64_t waiting = -1;  ///< processes waiting for it; -1 where waiting means nothing
   std::int64_t ttl_ms = -1;   ///< time left of the hold, lease or window; -1 none
   /// How long ago its state last changed, where the server records it (when a lock's holder

@@ -5,9 +5,10 @@
 #include <utility>
 
 namespace rcoord::live {
-namespace {
 
 std::string key_of(const inventory::Object& o) { return o.type + '\0' + o.name; }
+
+namespace {
 
 char fold(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 

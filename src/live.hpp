@@ -23,6 +23,9 @@ namespace rcoord::live {
 
 using Clock = std::chrono::steady_clock;
 
+/// What tells objects apart from one pass to the next: their type and name.
+std::string key_of(const inventory::Object& o);
+
 struct Row {
   inventory::Object object;
   std::optional<Clock::time_point> changed;  ///< nullopt: not known
@@ -40,7 +43,6 @@ class Board {
   std::vector<const Row*> rows(std::string_view filter) const;
 
   std::size_t size() const { return rows_.size(); }
-  bool empty() const { return rows_.empty(); }
 
  private:
   struct Seen {
