@@ -256,17 +256,9 @@ void with_presence_and_expiry(Probe& p, const Keys& keys) {
   const std::string& type = p.object.type;
   const std::string& name = p.object.name;
   std::vector<Call> extra;
-  Args exists{"EXISTS"};
-  bool has_counter = false;
-  for (const auto& k : removal::object_keys(keys, type, name)) {
-    if (k.kept) {
-      has_counter = true;
-    } else {
-      exists.push_back(k.key);
-    }
-  }
-  bool check_presence = has_counter && exists.size() > 1;
-  if (check_presence) extra.push_back(plain(std::move(exists)));
+  auto exists = removal::presence_command(keys, type, name);
+  bool check_presence = exists.has_value();
+  if (exists) extra.push_back(plain(std::move(*exists)));
   bool check_expiry = may_expire(type);
   if (check_expiry) extra.push_back(plain({"PTTL", keys.object(type, name)}));
   if (extra.empty()) return;

@@ -4,6 +4,7 @@
 
 #include "bloom.hpp"
 #include "errors.hpp"
+#include "limit.hpp"
 #include "lua_scripts.hpp"
 #include "script.hpp"
 
@@ -30,13 +31,8 @@ const std::vector<Suffix>* layout(std::string_view type) {
   static const std::vector<Suffix> kQueue = {
       {"", "hash"},     {"ready", "list"},    {"delayed", "zset"}, {"inflight", "zset"},
       {"dead", "zset"}, {"attempts", "hash"}, {"wake", "list"},    {"seq", "string", true}};
-  // A limit checked with several rates keeps the k-th in `rate<k>` and `rate<k>:log`
-  // (limit::rate_keys), up to limit::kMaxRates of them.
-  static const std::vector<Suffix> kLimit = {
-      {"", "hash"},      {"log", "zset"},       {"rate2", "hash"}, {"rate2:log", "zset"},
-      {"rate3", "hash"}, {"rate3:log", "zset"}, {"rate4", "hash"}, {"rate4:log", "zset"},
-      {"rate5", "hash"}, {"rate5:log", "zset"}, {"rate6", "hash"}, {"rate6:log", "zset"},
-      {"rate7", "hash"}, {"rate7:log", "zset"}, {"rate8", "hash"}, {"rate8:log", "zset"}};
+  // A limit's keys are those of each rate it may be checked with (object_keys, below).
+  static const std::vector<Suffix> kLimit = {};
   static const std::vector<Suffix> kBloom = {{"", "hash"}};
   static const std::vector<Suffix> kPf = {{"", "string"}};
   static const std::vector<Suffix> kComplete = {{"", "zset"}, {"scores", "zset"}};
@@ -67,6 +63,15 @@ std::vector<ObjectKey> object_keys(const Keys& keys, std::string_view type, std:
   }
   check_name(object_noun(type), name);
   std::vector<ObjectKey> out;
+  if (type == "limit") {
+    // The state and log of every rate it may be checked with, the first in its main key.
+    for (std::size_t i = 0; i < limit::kMaxRates; ++i) {
+      auto [state, log] = limit::rate_keys(keys, name, i);
+      out.push_back({std::move(state), "hash"});
+      out.push_back({std::move(log), "zset"});
+    }
+    return out;
+  }
   for (const auto& s : *suffixes) {
     out.push_back({s.suffix.empty() ? keys.object(type, name) : keys.aux(type, name, s.suffix),
                    s.kind, s.kept});
@@ -126,10 +131,8 @@ Removed remove(Connection& conn, const Keys& keys, std::string_view type, std::s
               "stop the writers, then run rm again");
 }
 
-bool only_counters_left(Connection& conn, const Keys& keys, std::string_view type,
-                        std::string_view name) {
-  const auto* suffixes = layout(type);
-  if (suffixes == nullptr) return false;
+std::optional<Args> presence_command(const Keys& keys, std::string_view type,
+                                     std::string_view name) {
   Args exists{"EXISTS"};
   bool has_counter = false;
   for (const auto& k : object_keys(keys, type, name)) {
@@ -139,8 +142,14 @@ bool only_counters_left(Connection& conn, const Keys& keys, std::string_view typ
       exists.push_back(k.key);
     }
   }
-  if (!has_counter) return false;
-  return reply_integer(conn.command(exists).get()) == 0;
+  if (!has_counter || exists.size() == 1) return std::nullopt;
+  return exists;
+}
+
+bool only_counters_left(Connection& conn, const Keys& keys, std::string_view type,
+                        std::string_view name) {
+  auto exists = presence_command(keys, type, name);
+  return exists && reply_integer(conn.command(*exists).get()) == 0;
 }
 
 }  // namespace rcoord::removal

@@ -8,6 +8,7 @@
 /// semaphore ticket, a reader, a signal waiter) expire by themselves within seconds.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,7 +53,13 @@ struct Removed {
 Removed remove(Connection& conn, const Keys& keys, std::string_view type, std::string_view name,
                const Options& opts);
 
-/// Whether object `name` has nothing left but the counters rm keeps (so `ls` skips it).
+/// The EXISTS over the keys of object `name` that rm removes, when its type has a counter rm
+/// keeps (lock, elect, queue): its reply 0 means nothing is left but that counter, so `ls`
+/// skips the object. nullopt for the other types.
+std::optional<Args> presence_command(const Keys& keys, std::string_view type,
+                                     std::string_view name);
+
+/// Whether object `name` has nothing left but the counters rm keeps (presence_command).
 bool only_counters_left(Connection& conn, const Keys& keys, std::string_view type,
                         std::string_view name);
 
