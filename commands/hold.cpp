@@ -51,7 +51,7 @@ int run_supervised(Context& ctx, const Holding& held, const SuperviseOptions& op
     return kLost;
   }
   if (result.timed_out) {
-    warn_timed_out(opts, fmt::format("{} is given back", held.what));
+    warn_timed_out(opts, fmt::format("{} {}", held.what, held.after_run));
     return kTimedOut;
   }
   return result.exit_code;

@@ -18,6 +18,8 @@ namespace rcoord::cmd {
 struct Holding {
   std::string what;                 ///< "lock 'backup'", for messages
   std::function<void()> give_back;  ///< exact (token-based) and harmless when not held
+  /// What becomes of it once the command has ended, for messages (--min-hold keeps a lock).
+  std::string after_run = "is given back";
 };
 
 /// Calls give_back with signals held off, within one --timeout; a failure is only a warning

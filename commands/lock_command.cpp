@@ -201,7 +201,10 @@ int run_run(Context& ctx, const LockArgs& a) {
                        kill_grace,
                        ctx.settings().timeout};
   sup.max_run = max_run;
-  int code = run_supervised(ctx, holding(ctx, a.name, r.token), sup, lease);
+  Holding held = holding(ctx, a.name, r.token);
+  if (min_hold > Millis(0))
+    held.after_run = "is kept until --min-hold has passed since it was taken";
+  int code = run_supervised(ctx, held, sup, lease);
   if (code != kLost) finish(ctx, a, r.token, min_hold, acquired_at);
   return code;
 }

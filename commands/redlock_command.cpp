@@ -161,6 +161,8 @@ int run(Context& ctx, const std::string& name, RunOptions opts) {
                        ctx.settings().timeout};
   sup.max_run = opts.max_run;
   Holding held = holding(rl, name, token);
+  if (opts.min_hold > Millis(0))
+    held.after_run = "is kept until --min-hold has passed since it was taken";
   int code = run_supervised(ctx, held, sup, lease);
   if (code == kLost) return code;
   auto held_for = std::chrono::duration_cast<Millis>(Clock::now() - acquired_at);
