@@ -43,7 +43,7 @@ struct Removed {
   bool would_remove = false;  ///< dry_run only: it would have been removed
   bool dry_run = false;
   bool absent = false;    ///< there was nothing to remove
-  std::int64_t keys = 0;  ///< keys that went (with dry_run: would go)
+  std::int64_t keys = 0;  ///< the object's keys found: those that went (dry_run: would go)
   std::string reason;     ///< why not (absent, in use), or with force how it was in use
 };
 
