@@ -6,6 +6,8 @@
 # another's logic several times (a script cannot call another):
 #   local NAME = function(KEYS, ARGV, refuse, redis) <NAME.lua> end
 # The included script sees the KEYS, ARGV, refuse and redis it is given, not the caller's.
+# The prelude's other helpers (check_types, object_field, expire_object) read the global KEYS,
+# the caller's: an included script must not call them.
 # Inputs: LUA_DIR, PRELUDE, OUT.
 file(READ "${PRELUDE}" prelude)
 file(GLOB lua_files "${LUA_DIR}/*.lua")

@@ -223,8 +223,6 @@ Merged merge(Connection& conn, const Keys& keys, std::string_view dest,
   std::string dest_key = object(keys, dest);
   Args source_keys;
   for (const auto& s : sources) source_keys.push_back(object(keys, s));
-  Args args{"PFMERGE", dest_key};
-  args.insert(args.end(), source_keys.begin(), source_keys.end());
   auto replies =
       conn.pipeline({merge_command(dest_key, source_keys, expire), {"PFCOUNT", dest_key}});
   if (is_crossslot(replies[0])) {
@@ -232,7 +230,7 @@ Merged merge(Connection& conn, const Keys& keys, std::string_view dest,
       return std::vector<Args>{merge_command(dest_key, local, expire), {"PFCOUNT", dest_key}};
     });
   }
-  check(replies[0], "PFMERGE", sources.size() == 1 ? args[2] : "one of the keys");
+  check(replies[0], "PFMERGE", sources.size() == 1 ? source_keys[0] : "one of the keys");
   m.count = decode_count(replies[1], dest_key);
   return m;
 }
