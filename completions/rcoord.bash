@@ -277,8 +277,9 @@ _rcoord_server_opts() {
 
 # Sets COMPREPLY to the names of objects of type $1 (any: of the --type on the command line,
 # or of every type) that start with $2, as `rcoord ls --names` finds them on the server the
-# command line names. A short timeout, so that a slow or absent server never stalls the
-# shell; names holding a backslash (escaped control characters) are not offered.
+# command line names. A short time limit (RCOORD_COMPLETION_TIMEOUT_MS, default 1000), so that
+# a slow or absent server never stalls the shell; names holding a backslash (escaped control
+# characters) are not offered.
 _rcoord_names() {
   local type=$1 cur=$2 i word glob
   local -a server=() args=(--names)
@@ -292,10 +293,14 @@ _rcoord_names() {
   fi
   [[ $type != any ]] && args+=(--type "$type")
   glob=$(printf '%s' "$cur" | sed 's/[][*?\\]/\\&/g')
+  # The whole call ends within the limit; rcoord's own connect and reply timeout is 30% of it,
+  # so that it gives up by itself first.
+  local limit=${RCOORD_COMPLETION_TIMEOUT_MS:-1000}
+  [[ $limit =~ ^[1-9][0-9]{0,6}$ ]] || limit=1000
   local -a run=(rcoord)
-  command -v timeout >/dev/null 2>&1 && run=(timeout 1 rcoord)
-  mapfile -t COMPREPLY < <("${run[@]}" "${server[@]}" --timeout 300ms ls "${args[@]}" -- "$glob*" \
-    2>/dev/null | grep -v '\\' | sort -u)
+  command -v timeout >/dev/null 2>&1 && run=(timeout "$((limit / 1000)).$(printf '%03d' $((limit % 1000)))" rcoord)
+  mapfile -t COMPREPLY < <("${run[@]}" "${server[@]}" --timeout "$(((limit * 3 + 9) / 10))ms" ls \
+    "${args[@]}" -- "$glob*" 2>/dev/null | grep -v '\\' | sort -u)
   for i in "${!COMPREPLY[@]}"; do
     printf -v 'COMPREPLY[i]' '%q' "${COMPREPLY[i]}"
   done

@@ -95,9 +95,13 @@ function __rcoord_names
     set -l args --names
     test $type = any; or set -a args --type $type
     set -l glob (string replace -ra '[][*?\\\\]' '\\\\$0' -- (commandline -ct))
+    # A short time limit (RCOORD_COMPLETION_TIMEOUT_MS, default 1000), so that a slow or
+    # absent server never stalls the shell; rcoord's own timeout is 30% of it.
+    set -l limit 1000
+    string match -qr '^[1-9][0-9]{0,6}$' -- "$RCOORD_COMPLETION_TIMEOUT_MS"; and set limit $RCOORD_COMPLETION_TIMEOUT_MS
     set -l run rcoord
-    command -q timeout; and set run timeout 1 rcoord
-    $run $server --timeout 300ms ls $args -- "$glob*" 2>/dev/null | string match -rv -- '\\\\'
+    command -q timeout; and set run timeout (math $limit / 1000) rcoord
+    $run $server --timeout (math "floor(($limit * 3 + 9) / 10)")ms ls $args -- "$glob*" 2>/dev/null | string match -rv -- '\\\\'
 end
 
 # True when completing the command that a run-like verb will run (after `--`).

@@ -11,6 +11,11 @@ mkdir -p "$TEST_TMP/bin"
 ln -s "$RCOORD" "$TEST_TMP/bin/rcoord"
 export PATH=$TEST_TMP/bin:$PATH
 unset RCOORD_URL REDIS_URL
+# The completions give up on the server after RCOORD_COMPLETION_TIMEOUT_MS (default 1000). A
+# loaded machine running a sanitized binary can take longer than that just to start rcoord, so
+# the limit is scaled like every other time bound here; the paused-server checks below then
+# prove the shell gets its prompt back within (scaled) bounds above that limit.
+export RCOORD_COMPLETION_TIMEOUT_MS=$(scaled 1000)
 start_redis R
 P=$R_PORT
 
@@ -59,8 +64,12 @@ dir=$1 out=$2 line=$3
 zpty z zsh -f -i
 zpty -w z "PS1=''; fpath=(${(q)dir} \$fpath); autoload -Uz compinit; compinit -u -D"
 zpty -w z 'compadd() { local -a hits; builtin compadd -A hits "$@"; (( $#hits )) && print -rl -- $hits >>'${(q)out}'; builtin compadd "$@"; }'
+# Keys typed while the line editor is not running go through the terminal's line discipline,
+# where Ctrl-U erases them before zle sees them: wait until zle runs (zle-line-init) after the
+# marker's output. Markers are spelt so that their echo cannot match.
+zpty -w z "zle-line-init() { print -rn -- ZLE'IS'READY }; zle -N zle-line-init"
 zpty -w z 'print -r -- $(( 6 * 7 ))READY'
-zpty -r z reply '*42READY*'
+zpty -r z reply '*42READY*ZLEISREADY*'
 # Tab, then (once completion has run: keys are handled in order) clear the line and print
 # a marker whose output differs from its echo.
 zpty -w -n z "$line"$'\t'$'\C-u'
@@ -116,3 +125,18 @@ timed 4000 zsh_complete "rcoord -p $P lock status "
 kill -CONT "$R_PID"
 assert_eq "$(bash_complete rcoord -p "$P" lock status back)" backup "the server answers again"
 pass "a dead or paused server: no names, and the shell gets its prompt back within the time limit"
+
+# The limit is the one given: each shell runs `timeout LIMIT rcoord ... --timeout 30%ms`. A
+# `timeout` first on PATH records its arguments and runs the real one.
+real_timeout=$(command -v timeout)
+printf '#!/bin/sh\necho "$*" >>"%s"\nexec "%s" "$@"\n' "$TEST_TMP/timeout.args" "$real_timeout" \
+  >"$TEST_TMP/bin/timeout"
+chmod +x "$TEST_TMP/bin/timeout"
+export RCOORD_COMPLETION_TIMEOUT_MS=2500
+bash_complete rcoord -p "$P" lock status '' >/dev/null
+fish_complete "rcoord -p $P lock status " >/dev/null
+zsh_complete "rcoord -p $P lock status " >/dev/null
+args="rcoord -p $P --timeout 750ms ls --names --type lock -- *"
+assert_eq "$(cat "$TEST_TMP/timeout.args")" "$(printf '%s\n' "2.500 $args" "2.5 $args" "2.500 $args")" \
+  "bash, fish and zsh run rcoord within RCOORD_COMPLETION_TIMEOUT_MS"
+pass "RCOORD_COMPLETION_TIMEOUT_MS sets the time limit"
