@@ -49,6 +49,14 @@ int parse_int(const std::string& what, const std::string& value, int max) {
               fmt::format("use a whole number in decimal digits, 0 to {}", max));
 }
 
+// -h (or `host` in the config file) as a URL's host is checked: a control byte, a space, '/'
+// or '@' is never a host, and would otherwise only fail later as a connection error.
+void check_host_option(const std::string& host) {
+  if (plausible_host(host)) return;
+  throw Error(kUsage, fmt::format("bad host '{}'", host.substr(0, 200)),
+              "give a host name or IP address without spaces or control bytes, e.g. -h 127.0.0.1");
+}
+
 constexpr int kMaxDb = 1'000'000;
 constexpr int kMaxWaitReplicas = 1000;
 
@@ -349,6 +357,7 @@ void Context::resolve_endpoint() {
   };
   if (auto s = cli_or_config("socket", opts.socket)) ep.socket_path = *s;
   if (auto h = cli_or_config("host", opts.host)) {
+    check_host_option(*h);
     ep.host = *h;
     ep.socket_path.clear();
   }

@@ -26,14 +26,15 @@ struct Holding {
 /// (the TTL frees it).
 void give_back_quietly(Context& ctx, const Holding& held);
 
-/// Prints the result of a take. When stdout cannot take it (OutputError), what was taken is
-/// given back first: a token nobody saw must not stay held.
+/// Prints the result of a take. When stdout cannot take it (OutputError), what was newly
+/// taken is given back first: a token nobody saw must not stay held. A refresh (`newly_taken`
+/// false: the caller's token held it before the call) stays held, as it was before.
 template <typename T>
-void emit_taken(Context& ctx, const Holding& held, const T& result) {
+void emit_taken(Context& ctx, const Holding& held, const T& result, bool newly_taken = true) {
   try {
     ctx.out().emit(result);
   } catch (const OutputError&) {
-    give_back_quietly(ctx, held);
+    if (newly_taken) give_back_quietly(ctx, held);
     throw;
   }
 }

@@ -108,7 +108,7 @@ int run_acquire(Context& ctx, const LockArgs& a) {
   if (redlock_verbs::active(ctx)) return redlock_verbs::acquire(ctx, a.name, opts);
   if (opts.token.empty()) opts.token = random_token();
   auto r = acquire_or_abort(ctx, a.name, opts);
-  emit_taken(ctx, holding(ctx, a.name, opts.token), r);
+  emit_taken(ctx, holding(ctx, a.name, opts.token), r, !r.refreshed);
   if (!r.acquired) note_busy(ctx, r);
   return r.acquired ? kYes : kNo;
 }

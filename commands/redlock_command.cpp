@@ -100,7 +100,7 @@ int acquire(Context& ctx, const std::string& name, lock::AcquireOptions opts) {
   auto rl = make(ctx, opts.ttl);
   Holding held = holding(rl, name, opts.token);
   auto r = take_or_abort(ctx, held, [&] { return rl.acquire(name, opts); });
-  emit_taken(ctx, held, r);
+  emit_taken(ctx, held, r, !r.lock.refreshed);
   if (!r.lock.acquired) note_busy(ctx, r);
   return r.lock.acquired ? kYes : kNo;
 }

@@ -139,6 +139,7 @@ _rcoord_name_args() {
     'ls') echo 'any first' ;;
     'top') echo 'any first' ;;
     'metrics') echo 'any first' ;;
+    'rm') echo 'any all' ;;
   esac
 }
 # How the value of an option is completed.

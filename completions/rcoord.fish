@@ -402,4 +402,5 @@ complete -c rcoord -n '__rcoord_wants_name metrics first' -a '(__rcoord_names an
 complete -c rcoord -n '__rcoord_is rm' -l type -x -a 'lock sem limit bloom pf complete recent elect queue signal latch' -d 'The objects\' type'
 complete -c rcoord -n '__rcoord_is rm' -l force -d 'Also remove a held lock, a semaphore with holders, an election with a leader, a queue with messages in flight'
 complete -c rcoord -n '__rcoord_is rm' -l dry-run -d 'Print what would be removed; remove nothing'
+complete -c rcoord -n '__rcoord_wants_name rm all' -a '(__rcoord_names any)'
 # END GENERATED

@@ -377,9 +377,10 @@ void read_states(Connection& node, std::vector<Probe>& probes) {
   }
 }
 
-// `<prefix>{type:name}` or `<prefix>{type:name}:suffix` -> type and name; false otherwise.
+// `<prefix>{type:name}` or `<prefix>{type:name}:suffix` -> type, name and suffix ("" for the
+// main key); false otherwise.
 bool parse_key(const std::string& key, const std::string& prefix, std::string& type,
-               std::string& name) {
+               std::string& name, std::string& suffix) {
   if (key.compare(0, prefix.size(), prefix) != 0 || key.size() < prefix.size() + 4) return false;
   std::size_t open = prefix.size();
   if (key[open] != '{') return false;
@@ -390,6 +391,7 @@ bool parse_key(const std::string& key, const std::string& prefix, std::string& t
   if (close == std::string::npos || close <= colon) return false;
   type = key.substr(open + 1, colon - open - 1);
   name = key.substr(colon + 1, close - colon - 1);
+  suffix = close + 1 < key.size() ? key.substr(close + 2) : std::string();
   return true;
 }
 
@@ -428,8 +430,12 @@ void scan_node(Connection& node, const Keys& keys, const Query& query, const std
     for (std::size_t i = 0; i < page->elements; ++i) {
       std::string type;
       std::string name;
-      if (!parse_key(reply_string(page->element[i]), keys.prefix(), type, name)) continue;
+      std::string suffix;
+      if (!parse_key(reply_string(page->element[i]), keys.prefix(), type, name, suffix)) continue;
       if (!known_type(type)) continue;
+      // A fence, term or id counter alone is what rm leaves of an object: only another of its
+      // keys makes it one (with states, the probe checks that again, as of its own read).
+      if (removal::is_kept_counter(type, suffix)) continue;
       if (!query.pattern.empty() && !glob_match(query.pattern, name)) continue;
       if (!seen.insert(type + '\0' + name).second) continue;
       if (query.states) {

@@ -79,6 +79,7 @@ Acquired acquire(Connection& conn, const Keys& keys, std::string_view name,
       result.token = token;
       result.fence = element_integer(r.get(), 1);
       result.ttl_ms = element_integer(r.get(), 2);
+      result.refreshed = element_integer(r.get(), 3) == 1;
       return result;
     }
     result.ttl_ms = element_integer(r.get(), 2);

@@ -36,6 +36,8 @@ struct Acquired {
   std::int64_t ttl_ms = 0;  ///< our TTL when acquired; the holder's remaining TTL when busy
   std::int64_t fence = 0;
   std::int64_t waited_ms = 0;
+  /// Acquired by a token that already held it: the call only renewed its lease (not printed).
+  bool refreshed = false;
   /// When the request that took it was sent (not printed): its lease counts from there.
   std::chrono::steady_clock::time_point sent{};
 };

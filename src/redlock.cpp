@@ -131,6 +131,7 @@ struct Redlock::Attempt {
   bool acquired = false;
   std::int64_t fence = 0;
   int granted = 0;            ///< nodes that granted it (and, when acquired, kept its fence)
+  int refreshed = 0;          ///< of the nodes that granted it, those where the token held it
   Clock::time_point started;  ///< when its requests were sent: the validity counts from there
   Millis validity{0};
   Millis holder_left{0};         ///< until a quorum of nodes is free of the current holder
@@ -148,6 +149,7 @@ Redlock::Attempt Redlock::try_once(std::string_view name, const std::string& tok
   for (const auto& g : grants) {
     if (g.answered() && g.value->acquired) {
       ++a.granted;
+      if (g.value->refreshed) ++a.refreshed;
       top_fence = std::max(top_fence, g.value->fence);
     }
   }
@@ -217,6 +219,8 @@ Acquired Redlock::acquire(std::string_view name, const lock::AcquireOptions& opt
       result.lock.ttl_ms = opts.ttl.count();
       result.lock.fence = a.fence;
       result.lock.sent = a.started;
+      // The token held it on a quorum before this call: the Redlock was already its holder's.
+      result.lock.refreshed = a.refreshed >= quorum();
       result.votes.validity_ms = a.validity.count();
       return result;
     }

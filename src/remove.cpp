@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "bloom.hpp"
 #include "errors.hpp"
 #include "limit.hpp"
@@ -129,6 +131,13 @@ Removed remove(Connection& conn, const Keys& keys, std::string_view type, std::s
   }
   throw Error(kServer, fmt::format("bloom filter '{}' keeps growing: it was not removed", name),
               "stop the writers, then run rm again");
+}
+
+bool is_kept_counter(std::string_view type, std::string_view suffix) {
+  const auto* suffixes = layout(type);
+  if (suffixes == nullptr || suffix.empty()) return false;
+  return std::any_of(suffixes->begin(), suffixes->end(),
+                     [suffix](const Suffix& s) { return s.kept && s.suffix == suffix; });
 }
 
 std::optional<Args> presence_command(const Keys& keys, std::string_view type,

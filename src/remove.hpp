@@ -59,6 +59,11 @@ Removed remove(Connection& conn, const Keys& keys, std::string_view type, std::s
 std::optional<Args> presence_command(const Keys& keys, std::string_view type,
                                      std::string_view name);
 
+/// Whether the auxiliary key `suffix` (what follows `}:`; "" for the main key) of an object of
+/// type `type` is a counter rm keeps. Found alone, it is no object: `ls` skips such a key, so
+/// that an object rm removed is not listed, not even by `ls --names` (which reads no state).
+bool is_kept_counter(std::string_view type, std::string_view suffix);
+
 /// Whether object `name` has nothing left but the counters rm keeps (presence_command).
 bool only_counters_left(Connection& conn, const Keys& keys, std::string_view type,
                         std::string_view name);

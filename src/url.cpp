@@ -141,12 +141,7 @@ void parse_host_port(std::string_view url, std::string_view hostport, Endpoint& 
   if (!bracketed && ep.host.find(':') != std::string::npos) {
     bad_url(url, "a ':' in the host (one port only; an IPv6 address goes in brackets)");
   }
-  for (char c : ep.host) {
-    auto byte = static_cast<unsigned char>(c);
-    if (std::isspace(byte) != 0 || byte < 0x20 || byte == 0x7f || c == '/' || c == '@') {
-      bad_url(url, "bad host");
-    }
-  }
+  if (!plausible_host(ep.host)) bad_url(url, "bad host");
 }
 
 void parse_query(std::string_view url, std::string_view query, Endpoint& ep) {
@@ -328,6 +323,13 @@ std::pair<std::string, int> parse_address(std::string_view text, std::string_vie
                 "use HOST:PORT, e.g. 127.0.0.1:26379 or [::1]:26379");
   }
   return {ep.host, ep.port};
+}
+
+bool plausible_host(std::string_view host) {
+  return !host.empty() && std::none_of(host.begin(), host.end(), [](char c) {
+    auto byte = static_cast<unsigned char>(c);
+    return std::isspace(byte) != 0 || byte < 0x20 || byte == 0x7f || c == '/' || c == '@';
+  });
 }
 
 Endpoint parse_url(std::string_view url) {

@@ -56,6 +56,11 @@ Endpoint sentinel_endpoint(const Endpoint& data, const std::pair<std::string, in
 /// dropped) and `password` the password. Without an outside password nothing changes.
 void take_bare_user(Endpoint& ep, const std::optional<std::string>& password);
 
+/// Whether `host` can name a server: not empty, and no space, control byte, '/' or '@' (a
+/// newline would forge a line of a message, a NUL end the name early). What a URL's host is
+/// checked for, and -h too; a ':' is the caller's to judge (an IPv6 address has them).
+bool plausible_host(std::string_view host);
+
 /// Parses a URL. Throws Error(kUsage) naming the URL (with any password masked) on bad input.
 Endpoint parse_url(std::string_view url);
 

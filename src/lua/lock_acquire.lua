@@ -4,13 +4,14 @@
 -- heartbeat deadline), KEYS[6] waiting readers zset, KEYS[7] readers' fences hash
 -- (all under one {hash tag}; times in ms of server time)
 -- ARGV[1] token, ARGV[2] ttl_ms, ARGV[3] 1 when the caller will wait, ARGV[4] heartbeat ms
--- returns {1, fence, ttl_ms} when acquired | {0, 0, remaining_ms of the holders} when busy
+-- returns {1, fence, ttl_ms, refreshed} when acquired (refreshed: 1 when the token already held
+-- it, 0 when newly taken) | {0, 0, remaining_ms of the holders} when busy
 local token, ttl, waiting, heartbeat = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', tonumber(ARGV[4])
 local holder = object_field(1, 'token', 'lock')
 check_types({false, 'string', 'list', 'zset', 'zset', 'zset', 'hash'})
 if holder == token then
   redis.call('PEXPIRE', KEYS[1], ttl)
-  return {1, tonumber(redis.call('HGET', KEYS[1], 'fence')), ttl}
+  return {1, tonumber(redis.call('HGET', KEYS[1], 'fence')), ttl, 1}
 end
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
@@ -22,7 +23,7 @@ if not holder and redis.call('ZCARD', KEYS[4]) == 0 then
   redis.call('HSET', KEYS[1], 'token', token, 'fence', fence, 'acquired_at', now)
   redis.call('PEXPIRE', KEYS[1], ttl)
   redis.call('ZREM', KEYS[5], token)
-  return {1, fence, ttl}
+  return {1, fence, ttl, 0}
 end
 -- Busy. A writer that will wait says so: from now on no new reader gets in before it.
 if waiting then

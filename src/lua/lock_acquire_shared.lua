@@ -2,7 +2,8 @@
 -- KEYS as lock_acquire (lock hash, fence counter, writers' wake list, readers zset, waiting
 -- writers zset, waiting readers zset, readers' fences hash).
 -- ARGV[1] token, ARGV[2] ttl_ms, ARGV[3] 1 when the caller will wait, ARGV[4] heartbeat ms
--- returns {1, fence, ttl_ms} when acquired | {0, 0, remaining_ms of the holders} when busy
+-- returns {1, fence, ttl_ms, refreshed} when acquired (refreshed: 1 when the token already was a
+-- reader, 0 when newly taken) | {0, 0, remaining_ms of the holders} when busy
 -- A reader is refused while a writer holds the lock or any writer is waiting for it, so a
 -- stream of readers cannot starve a writer.
 local token, ttl, waiting, heartbeat = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', tonumber(ARGV[4])
@@ -31,7 +32,7 @@ if mine or (not holder and redis.call('ZCARD', KEYS[5]) == 0) then
   redis.call('ZREM', KEYS[6], token)
   keep(KEYS[4], now + ttl)
   redis.call('PEXPIRE', KEYS[7], redis.call('PTTL', KEYS[4]))
-  return {1, fence, ttl}
+  return {1, fence, ttl, mine and 1 or 0}
 end
 if waiting then
   redis.call('ZADD', KEYS[6], now + heartbeat, token)

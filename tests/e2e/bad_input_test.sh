@@ -297,6 +297,17 @@ for url in redis://127.0.0.1:1:2 'redis://::1:6379' 'redis://a%00b:1' 'redis://a
   refused 2 "$RCOORD" --url "$url" lock status x
   assert_contains "$ERR" "bad URL"
 done
+# -h is checked as a URL's host is: a control byte, a space, '/' or '@' is a usage error
+# before any lookup or connection, from the command line or the config file.
+for host in $'127.0.0.1\n' $'a\nb' $'a\rb' $'a\tb' 'a b' '' 'a/b' 'u@h' $'a\x7fb'; do
+  refused 2 "$RCOORD" -h "$host" lock status x
+  assert_contains "$ERR" "bad host"
+done
+printf 'host = "127.0.0.1\\n"\n' >"$TEST_TMP/host.toml"
+refused 2 env -u RCOORD_URL "$RCOORD" --config "$TEST_TMP/host.toml" lock status x
+assert_contains "$ERR" "bad host"
+expect 1 "$RCOORD" -h 127.0.0.1 -p "$R_PORT" lock status x
+pass "-h with a control byte, a space, '/' or '@': exit 2 before any connection"
 # The same master twice is no Redlock.
 refused 2 "$RCOORD" -u "$R_URL" -u "$R_URL" -u "redis://127.0.0.1:$(free_port)" lock status x
 assert_contains "$ERR" "given twice"

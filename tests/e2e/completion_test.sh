@@ -52,6 +52,10 @@ assert_eq "$(bash_complete rcoord -p "$P" lock acquire backup '')" "" "a second 
 assert_eq "$(bash_complete rcoord -p "$P" complete recent push '')" contacts "complete recent push"
 assert_eq "$(bash_complete rcoord -p "$P" ls --type pf '')" "$(lines visitors-mon visitors-tue)"
 assert_contains "$(bash_complete rcoord -p "$P" -o json ls 'dep')" deploy-queue "-o json is not passed on"
+# rm takes names of its --type, every argument (as any verb whose first positional is names).
+assert_eq "$(bash_complete rcoord -p "$P" rm --type lock de)" "$(lines deploy-db deploy-web)" "bash: rm"
+assert_eq "$(bash_complete rcoord -p "$P" rm --type pf visitors-mon vis)" \
+  "$(lines visitors-mon visitors-tue)" "every argument of rm is a name"
 assert_eq "$(bash_complete rcoord -p "$P" lock st)" status "verbs still complete"
 pass "bash completes object names of the verb's type, from the server on the command line"
 
@@ -90,6 +94,7 @@ assert_eq "$(zsh_complete "rcoord -p $P lock status de")" "$(lines deploy-db dep
 assert_eq "$(zsh_complete "rcoord -p $P complete recent push ")" contacts
 assert_eq "$(zsh_complete "rcoord -p $P pf count visitors-mon vis")" "$(lines visitors-mon visitors-tue)"
 assert_eq "$(zsh_complete "rcoord -p $P ls --type queue ")" deploy-queue
+assert_eq "$(zsh_complete "rcoord -p $P rm --type queue ")" deploy-queue "zsh: rm"
 pass "zsh completes object names of the verb's type"
 
 # --- fish: its own completion machinery, non-interactively ----------------------------------
@@ -102,6 +107,8 @@ assert_eq "$(fish_complete "rcoord -p $P lock status de")" "$(lines deploy-db de
 assert_eq "$(fish_complete "rcoord -p $P complete recent push ")" contacts
 assert_eq "$(fish_complete "rcoord -p $P signal wait a b ")" "" "no signal channels"
 assert_eq "$(fish_complete "rcoord -p $P pf merge visitors-mon vis")" "$(lines visitors-mon visitors-tue)"
+assert_eq "$(fish_complete "rcoord -p $P rm --type pf visitors-mon vis")" \
+  "$(lines visitors-mon visitors-tue)" "fish: rm"
 assert_eq "$(fish_complete "rcoord -u redis://127.0.0.1:$P top ")" \
   "$(lines 'a*b' axb backup contacts deploy-db deploy-queue deploy-web visitors-mon visitors-tue 'with space')"
 pass "fish completes object names of the verb's type"

@@ -68,6 +68,19 @@ assert_eq "$(json_field "$(cat "$TEST_TMP/mr4")" token)" "$(cat "$TEST_TMP/mr4.t
 expect 1 "$RCOORD" lock status mr4
 pass "--max-run longer than --ttl: the lock is renewed until the command is stopped"
 
+# The lease lost while the command is being stopped for --max-run: exit 5, not 124. The
+# command breaks its own lock when SIGTERM comes (so the loss falls inside the 4s grace) and
+# goes on until SIGKILL; the renewal due within ttl/3 = 2s of that finds the lock gone.
+cat >"$TEST_TMP/breaks.sh" <<'SH'
+trap '"$1" lock break mr5 >/dev/null 2>&1; echo term >>"$2"' TERM
+while :; do sleep 0.05; done
+SH
+expect 5 "$RCOORD" --timeout 500ms lock run mr5 --ttl 6s --kill-grace 4s --max-run 500ms -- \
+  sh "$TEST_TMP/breaks.sh" "$RCOORD" "$TEST_TMP/mr5.term"
+assert_contains "$(cat "$TEST_TMP/mr5.term")" term "the command got SIGTERM at --max-run"
+assert_contains "$ERR" "lock 'mr5' was lost while the command ran"
+pass "the lock lost during the --max-run grace: exit 5 wins over 124"
+
 # --- sem run, elect run --------------------------------------------------------------------
 rm -f "$TEST_TMP/hang.sh.pids" "$TEST_TMP/hang.sh.term"
 expect 124 "$RCOORD" --timeout 500ms sem run pool --limit 1 --ttl 3s --kill-grace 500ms \

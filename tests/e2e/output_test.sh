@@ -61,12 +61,45 @@ for dest in full closed gone; do
   expect 1 "$RCOORD" elect status "e-$dest"
   pass "lock acquire, --shared, sem take, elect campaign with stdout $dest: exit $want, nothing held"
 done
+
+# A refresh (--token of the holder) took nothing new: the lock its token held before the call
+# stays held, with the lease the refresh gave it; a fresh take with a chosen token still goes.
+for dest in full closed gone; do
+  want=3
+  [ "$dest" = gone ] && want=141
+  for mode in "" --shared; do
+    name="r$mode-$dest"
+    expect 0 "$RCOORD" lock acquire "$name" --ttl 1m --token "tok-$dest" $mode
+    into $dest "$RCOORD" lock acquire "$name" --ttl 1h --token "tok-$dest" $mode
+    assert_eq "$RC" "$want" "lock acquire $mode refreshing, stdout $dest ($ERR)"
+    expect 0 "$RCOORD" --json lock status "$name"
+    if [ -z "$mode" ]; then
+      assert_eq "$(json_field "$OUT" token)" "tok-$dest" "the refreshed lock, stdout $dest"
+    else
+      assert_eq "$(json_field "$OUT" readers)" 1 "the refreshed reader, stdout $dest"
+    fi
+    ttl=$(json_field "$OUT" ttl_ms)
+    [ "$ttl" -gt 60000 ] || fail "lock acquire $mode, stdout $dest: not refreshed to 1h (ttl_ms $ttl)"
+    into $dest "$RCOORD" lock acquire "f$mode-$dest" --ttl 1h --token "tok-$dest" $mode
+    assert_eq "$RC" "$want" "lock acquire $mode --token, fresh, stdout $dest ($ERR)"
+    expect 1 "$RCOORD" lock status "f$mode-$dest"
+  done
+  pass "lock acquire (and --shared) refreshing with stdout $dest: exit $want, still held; a fresh take is given back"
+done
 start_redis N2
 start_redis N3
 into full "$RCOORD" -u "$R_URL" -u "$N2_URL" -u "$N3_URL" lock acquire rl --ttl 1h
 assert_eq "$RC" 3 "Redlock acquire, stdout full ($ERR)"
 for url in "$R_URL" "$N2_URL" "$N3_URL"; do expect 1 "$RCOORD" -u "$url" lock status rl; done
 pass "Redlock acquire with stdout full: exit 3, released on every node"
+expect 0 "$RCOORD" -u "$R_URL" -u "$N2_URL" -u "$N3_URL" lock acquire rl2 --ttl 1h --token rt
+into full "$RCOORD" -u "$R_URL" -u "$N2_URL" -u "$N3_URL" lock acquire rl2 --ttl 1h --token rt
+assert_eq "$RC" 3 "Redlock refresh, stdout full ($ERR)"
+for url in "$R_URL" "$N2_URL" "$N3_URL"; do
+  expect 0 "$RCOORD" --json -u "$url" lock status rl2
+  assert_eq "$(json_field "$OUT" token)" rt "the refreshed Redlock on $url"
+done
+pass "Redlock refresh with stdout full: exit 3, still held on every node"
 
 # --- popped messages go back --------------------------------------------------------------
 for dest in full closed gone; do

@@ -44,10 +44,17 @@ assert_eq "$(json_field "$OUT" removed)" true
 assert_eq "$(keys_of lock deploy)" "rcoord:{lock:deploy}:fence" "only the fence counter is left"
 expect 1 "$RCOORD" lock status deploy
 expect 1 "$RCOORD" ls --type lock
+# --names reads no state: the fence counter alone must not make it an object (nor offer its
+# name to shell completion).
+expect 1 "$RCOORD" ls --names --type lock
+assert_eq "$OUT" "" "ls --names after rm"
+expect 1 "$RCOORD" ls --names 'dep*'
 expect 0 "$RCOORD" lock acquire deploy --json
 fence2=$(json_field "$OUT" fence)
+expect 0 "$RCOORD" ls --names --type lock
+assert_eq "$OUT" deploy "ls --names of the live lock"
 [ "$fence2" -gt "$fence1" ] || fail "fence after rm --force: $fence2, before: $fence1"
-pass "rm --force of a held lock: removed, ls lists nothing, the next fence is higher ($fence1 -> $fence2)"
+pass "rm --force of a held lock: removed, ls (--names too) lists nothing, the next fence is higher ($fence1 -> $fence2)"
 
 # A shared (reader) lock is in use too.
 expect 0 "$RCOORD" lock acquire reports --shared
@@ -72,6 +79,7 @@ assert_contains "$(json_field "$OUT" reason)" "led by a"
 expect 0 "$RCOORD" rm svc --type elect --force
 assert_eq "$(keys_of elect svc)" "rcoord:{elect:svc}:term"
 expect 1 "$RCOORD" ls --type elect
+expect 1 "$RCOORD" ls --names --type elect
 expect 0 "$RCOORD" elect campaign svc --id b --json
 term2=$(json_field "$OUT" term)
 [ "$term2" -gt "$term1" ] || fail "term after rm --force: $term2, before: $term1"
@@ -87,6 +95,7 @@ expect 0 "$RCOORD" rm jobs --type queue --force
 expect 0 "$RCOORD" queue len jobs
 assert_eq "$OUT" 0 "the removed queue is empty"
 expect 1 "$RCOORD" ls --type queue
+expect 1 "$RCOORD" ls --names --type queue
 expect 0 "$RCOORD" queue push jobs three
 expect 0 "$RCOORD" queue pop jobs --ack-timeout 1h --json
 id2=$(json_field "$OUT" id)

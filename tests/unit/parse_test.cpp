@@ -87,6 +87,20 @@ TEST_CASE("format_duration prints the shortest exact form") {
   CHECK(rcoord::format_duration(0ms) == "0s");
 }
 
+TEST_CASE("plausible_host refuses what no host holds, as in a URL") {
+  for (const char* good : {"127.0.0.1", "localhost", "redis-1.example", "::1"}) {
+    CAPTURE(good);
+    CHECK(rcoord::plausible_host(good));
+  }
+  using namespace std::string_literals;
+  for (const auto& bad :
+       {""s, "a b"s, "a\nb"s, "127.0.0.1\n"s, "a\tb"s, "a\x7f"s, "a\0b"s, "a/b"s, "u@h"s}) {
+    CAPTURE(bad);
+    CHECK_FALSE(rcoord::plausible_host(bad));
+  }
+  check_refused_url("redis://a%0ab:1");  // the same check, through a URL
+}
+
 TEST_CASE("parse_url reads redis:// URLs") {
   auto ep = rcoord::parse_url("redis://127.0.0.1:6380/3");
   CHECK(ep.host == "127.0.0.1");
