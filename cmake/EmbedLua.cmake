@@ -1,14 +1,19 @@
 # Runs in script mode (cmake -P): turns every src/lua/*.lua into an inline constexpr Script
 # whose body is the file's bytes with the prelude (PRELUDE: helpers every script may call)
 # put before them, after a `#!lua` line, which must stay first. The SHA1 computed here, of
-# that exact body, is the one EVALSHA expects.
+# that exact body (every directive below expanded), is the one EVALSHA expects.
 # A line `-- @include NAME` becomes src/lua/NAME.lua as a function, so that one script can run
 # another's logic several times (a script cannot call another):
 #   local NAME = function(KEYS, ARGV, refuse, redis) <NAME.lua> end
 # The included script sees the KEYS, ARGV, refuse and redis it is given, not the caller's.
 # The prelude's other helpers (check_types, object_field, expire_object) read the global KEYS,
 # the caller's: an included script must not call them.
-# Inputs: LUA_DIR, PRELUDE, OUT.
+# A line `-- @lib NAME` becomes the text of LIB_DIR/NAME.lua, spliced in as it is: the code
+# several scripts share (the server's clock, a primitive's key checks and helpers) is written
+# once there. It is expanded after the includes, so the lib text inside an included script
+# sees that script's KEYS, ARGV, refuse and redis. A lib does not expand directives of its
+# own. A `-- @lib` naming no file, or one not on a line of its own, fails the build.
+# Inputs: LUA_DIR, LIB_DIR, PRELUDE, OUT.
 file(READ "${PRELUDE}" prelude)
 file(GLOB lua_files "${LUA_DIR}/*.lua")
 list(SORT lua_files)
@@ -25,6 +30,21 @@ foreach(f IN LISTS lua_files)
            "local ${included} = function(KEYS, ARGV, refuse, redis)\n${included_body}end\n"
            body "${body}")
   endforeach()
+  string(REGEX MATCHALL "-- @lib [a-z0-9_]+" libs "${body}")
+  list(REMOVE_DUPLICATES libs)
+  foreach(directive IN LISTS libs)
+    string(REPLACE "-- @lib " "" lib "${directive}")
+    if(NOT EXISTS "${LIB_DIR}/${lib}.lua")
+      message(FATAL_ERROR "${f}: `${directive}` names no file ${LIB_DIR}/${lib}.lua")
+    endif()
+    file(READ "${LIB_DIR}/${lib}.lua" lib_body)
+    string(REPLACE "${directive}\n" "${lib_body}" body "${body}")
+  endforeach()
+  string(FIND "${body}" "-- @lib " unexpanded)
+  if(NOT unexpanded EQUAL -1)
+    message(FATAL_ERROR "${f}: a `-- @lib NAME` that is not a line of its own (or a lib that "
+                        "has one) is left unexpanded")
+  endif()
   string(FIND "${body}" "#!lua" shebang)
   if(shebang EQUAL 0)
     string(FIND "${body}" "\n" first_line_end)

@@ -4,20 +4,13 @@
 -- ARGV[1] algo, ARGV[2] due_us, ARGV[3] unit, ARGV[4] drain, ARGV[5] burst, ARGV[6] cost,
 -- ARGV[7] slot (fixed-window: window start), ARGV[8] member id (sliding-window)
 -- returns 1 when given back, 0 when not (due already, or the state changed meanwhile)
+-- @lib clock
+-- @lib limit
 local key, log = KEYS[1], KEYS[2]
 local algo, due = ARGV[1], tonumber(ARGV[2])
 local unit, drain, burst, cost = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 
-local function fmt(x) return string.format('%d', x) end
-local function div_ceil(a, b)
-  local q = math.floor(a / b)
-  if q * b > a then q = q - 1 elseif (q + 1) * b <= a then q = q + 1 end
-  if q * b < a then q = q + 1 end
-  return q
-end
-
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local now = server_us()
 if redis.call('TYPE', key)['ok'] ~= 'hash' then return 0 end
 if redis.call('HGET', key, 'algo') ~= algo then return 0 end
 local at = tonumber(redis.call('HGET', key, 'at'))

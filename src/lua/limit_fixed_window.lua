@@ -12,34 +12,21 @@
 -- nothing), ARGV[8] member (unused)
 -- returns {allowed, limit, remaining, retry_after_us (-1: never), reset_after_us, wait_us,
 --          now_us, due_us, slot (the window start the request counts in)}
+-- @lib clock
+-- @lib limit
 local key = KEYS[1]
 local burst, cost, window = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local max_wait, peek = tonumber(ARGV[6]), ARGV[7] == '1'
 
-local function fmt(x) return string.format('%d', x) end
-local function div_floor(a, b)
-  local q = math.floor(a / b)
-  if q * b > a then q = q - 1 elseif (q + 1) * b <= a then q = q + 1 end
-  return q
-end
-
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local now = server_us()
 local counts = {} -- window start -> cost counted in it
 local rewrite = false
 local anchor = nil -- the start of some window: all windows are anchor + k * window
-local kind = redis.call('TYPE', key)['ok']
-if kind == 'hash' then
-  local s = redis.call('HMGET', key, 'algo', 'window', 'at', 'anchor')
-  if not s[1] then
-    refuse(1, 'a hash that is not an rcoord limit')
-  end
-  if s[1] ~= 'fixed-window' then
-    refuse(1, 'an rcoord ' .. s[1] .. ' limit, not a fixed-window one', 'use --algo ' .. s[1] .. ', or limit reset')
-  end
-  local old_window, at = tonumber(s[2]), tonumber(s[3])
+local state = limit_state('fixed-window', 'window', 'at', 'anchor')
+if state then
+  local old_window, at = tonumber(state[2]), tonumber(state[3])
   if now < at then now = at end -- the server's clock stepped back: time stands still here
-  if old_window == window then anchor = tonumber(s[4]) else anchor = now end
+  if old_window == window then anchor = tonumber(state[4]) else anchor = now end
   local fields = redis.call('HGETALL', key)
   for i = 1, #fields, 2 do
     local start = tonumber(string.match(fields[i], '^n:(%d+)$') or '')
@@ -58,8 +45,6 @@ if kind == 'hash' then
       end
     end
   end
-elseif kind ~= 'none' then
-  refuse(1, 'a ' .. kind .. ' that is not an rcoord limit')
 end
 
 if next(counts) == nil then anchor = now end -- nothing live: a window starts now

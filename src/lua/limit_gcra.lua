@@ -12,49 +12,29 @@
 -- ARGV[8] member (unused)
 -- returns {allowed, limit, remaining, retry_after_us (-1: never), reset_after_us, wait_us,
 --          now_us, due_us, slot (0)}
+-- @lib clock
+-- @lib limit
 local key = KEYS[1]
 local unit, drain = tonumber(ARGV[1]), tonumber(ARGV[2])
 local burst, cost = tonumber(ARGV[3]), tonumber(ARGV[4])
 local max_wait, peek = tonumber(ARGV[6]), ARGV[7] == '1'
 local kMaxLevel = 4503599627370496 -- 2^52: level + cost stays an exact double
 
-local function fmt(x) return string.format('%d', x) end
-local function div_floor(a, b)
-  local q = math.floor(a / b)
-  if q * b > a then q = q - 1 elseif (q + 1) * b <= a then q = q + 1 end
-  return q
-end
-local function div_ceil(a, b)
-  local q = div_floor(a, b)
-  if q * b < a then q = q + 1 end
-  return q
-end
-
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local now = server_us()
 local cap = burst * unit
 local level = 0
-local kind = redis.call('TYPE', key)['ok']
-if kind == 'hash' then
-  local s = redis.call('HMGET', key, 'algo', 'level', 'at', 'unit', 'drain')
-  if not s[1] then
-    refuse(1, 'a hash that is not an rcoord limit')
-  end
-  if s[1] ~= 'gcra' then
-    refuse(1, 'an rcoord ' .. s[1] .. ' limit, not a gcra one', 'use --algo ' .. s[1] .. ', or limit reset')
-  end
-  level = tonumber(s[2])
-  local at = tonumber(s[3])
+local state = limit_state('gcra', 'level', 'at', 'unit', 'drain')
+if state then
+  level = tonumber(state[2])
+  local at = tonumber(state[3])
   if now < at then now = at end -- the server's clock stepped back: time stands still here
-  local old_drain = tonumber(s[5])
-  if tonumber(s[4]) ~= unit or old_drain ~= drain then
+  local old_drain = tonumber(state[5])
+  if tonumber(state[4]) ~= unit or old_drain ~= drain then
     -- another rate: keep how long the backlog takes to drain
     level = math.min(div_ceil(level, old_drain) * drain, kMaxLevel)
   end
   local drained = (now - at) * drain
   if drained >= level then level = 0 else level = level - drained end
-elseif kind ~= 'none' then
-  refuse(1, 'a ' .. kind .. ' that is not an rcoord limit')
 end
 
 local function left(l)

@@ -12,36 +12,27 @@
 -- nothing), ARGV[8] member id (unique per request)
 -- returns {allowed, limit, remaining, retry_after_us (-1: never), reset_after_us, wait_us,
 --          now_us, due_us, slot (0)}
+-- @lib clock
+-- @lib limit
 local key, log = KEYS[1], KEYS[2]
 local burst, cost, window = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local max_wait, peek = tonumber(ARGV[6]), ARGV[7] == '1'
 local member = ARGV[8] .. ':' .. ARGV[4]
 
-local function fmt(x) return string.format('%d', x) end
 local function cost_of(entry) return tonumber(string.match(entry, ':(%d+)$')) end
 
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local now = server_us()
 local sum = 0
-local kind = redis.call('TYPE', key)['ok']
-local log_kind = redis.call('TYPE', log)['ok']
-if kind == 'hash' then
-  local s = redis.call('HMGET', key, 'algo', 'sum', 'at')
-  if not s[1] then
-    refuse(1, 'a hash that is not an rcoord limit')
-  end
-  if s[1] ~= 'sliding-window' then
-    refuse(1, 'an rcoord ' .. s[1] .. ' limit, not a sliding-window one', 'use --algo ' .. s[1] .. ', or limit reset')
-  end
-  sum = tonumber(s[2])
-  local at = tonumber(s[3])
+local state = limit_state('sliding-window', 'sum', 'at')
+if state then
+  sum = tonumber(state[2])
+  local at = tonumber(state[3])
   if now < at then now = at end -- the server's clock stepped back: time stands still here
-elseif kind ~= 'none' then
-  refuse(1, 'a ' .. kind .. ' that is not an rcoord limit')
 end
+local log_kind = redis.call('TYPE', log)['ok']
 if log_kind == 'none' then
   sum = 0
-elseif log_kind == 'zset' and kind == 'none' then
+elseif log_kind == 'zset' and not state then
   for _, e in ipairs(redis.call('ZRANGE', log, 0, -1)) do sum = sum + cost_of(e) end
 elseif log_kind ~= 'zset' then
   refuse(2, 'a ' .. log_kind .. ', not the zset rcoord keeps there')
@@ -56,7 +47,7 @@ if sum > 0 then
     redis.call('ZREMRANGEBYSCORE', log, '-inf', fmt(edge))
     redis.call('HSET', key, 'algo', 'sliding-window', 'sum', fmt(sum), 'at', fmt(now),
       'burst', fmt(burst), 'window', fmt(window))
-    if kind == 'none' then redis.call('PEXPIRE', key, math.max(1, redis.call('PTTL', log))) end
+    if not state then redis.call('PEXPIRE', key, math.max(1, redis.call('PTTL', log))) end
   end
 end
 

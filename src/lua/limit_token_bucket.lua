@@ -10,41 +10,23 @@
 -- ARGV[8] member (unused)
 -- returns {allowed, limit, remaining, retry_after_us (-1: never), reset_after_us, wait_us,
 --          now_us, due_us, slot (0)}
+-- @lib clock
+-- @lib limit
 local key = KEYS[1]
 local unit, drain = tonumber(ARGV[1]), tonumber(ARGV[2])
 local burst, cost = tonumber(ARGV[3]), tonumber(ARGV[4])
 local max_wait, peek = tonumber(ARGV[6]), ARGV[7] == '1'
 local kMaxDeficit = 4503599627370496 -- 2^52: capacity minus tokens stays an exact double
 
-local function fmt(x) return string.format('%d', x) end
-local function div_floor(a, b)
-  local q = math.floor(a / b)
-  if q * b > a then q = q - 1 elseif (q + 1) * b <= a then q = q + 1 end
-  return q
-end
-local function div_ceil(a, b)
-  local q = div_floor(a, b)
-  if q * b < a then q = q + 1 end
-  return q
-end
-
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local now = server_us()
 local cap = burst * unit
 local tokens = cap
-local kind = redis.call('TYPE', key)['ok']
-if kind == 'hash' then
-  local s = redis.call('HMGET', key, 'algo', 'tokens', 'at', 'unit', 'drain', 'burst')
-  if not s[1] then
-    refuse(1, 'a hash that is not an rcoord limit')
-  end
-  if s[1] ~= 'token-bucket' then
-    refuse(1, 'an rcoord ' .. s[1] .. ' limit, not a token-bucket one', 'use --algo ' .. s[1] .. ', or limit reset')
-  end
-  tokens = tonumber(s[2])
-  local at = tonumber(s[3])
+local state = limit_state('token-bucket', 'tokens', 'at', 'unit', 'drain', 'burst')
+if state then
+  tokens = tonumber(state[2])
+  local at = tonumber(state[3])
   if now < at then now = at end -- the server's clock stepped back: time stands still here
-  local old_unit, old_drain, old_burst = tonumber(s[4]), tonumber(s[5]), tonumber(s[6])
+  local old_unit, old_drain, old_burst = tonumber(state[4]), tonumber(state[5]), tonumber(state[6])
   if old_unit ~= unit or old_drain ~= drain or old_burst ~= burst then
     -- another rate or size: keep how long the bucket takes to refill
     local refill = div_ceil(old_burst * old_unit - tokens, old_drain)
@@ -52,8 +34,6 @@ if kind == 'hash' then
   end
   local refilled = (now - at) * drain
   if refilled >= cap - tokens then tokens = cap else tokens = tokens + refilled end
-elseif kind ~= 'none' then
-  refuse(1, 'a ' .. kind .. ' that is not an rcoord limit')
 end
 
 local function left(n)

@@ -6,11 +6,11 @@
 -- reader, 0 when newly taken) | {0, 0, remaining_ms of the holders} when busy
 -- A reader is refused while a writer holds the lock or any writer is waiting for it, so a
 -- stream of readers cannot starve a writer.
+-- @lib clock
+-- @lib lock
 local token, ttl, waiting, heartbeat = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', tonumber(ARGV[4])
-local holder = object_field(1, 'token', 'lock')
-check_types({false, 'string', 'list', 'zset', 'zset', 'zset', 'hash'})
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local holder = lock_holder()
+local now = server_ms()
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
 redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now)

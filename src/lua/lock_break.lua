@@ -4,11 +4,11 @@
 -- writers zset, waiting readers zset, readers' fences hash).
 -- ARGV[1] prefix of the readers' wake lists, ARGV[2] heartbeat ms
 -- returns the token of the writer that held it | 'readers:N' | '' when it was free
+-- @lib clock
+-- @lib lock
 local rwake, heartbeat = ARGV[1], tonumber(ARGV[2])
-local holder = object_field(1, 'token', 'lock')
-check_types({false, 'string', 'list', 'zset', 'zset', 'zset', 'hash'})
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local holder = lock_holder()
+local now = server_ms()
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 local readers = redis.call('ZCARD', KEYS[4])
 local was = ''

@@ -3,15 +3,15 @@
 -- writers zset, waiting readers zset, readers' fences hash).
 -- ARGV[1] token, ARGV[2] ttl_ms
 -- returns {1, fence} extended | {0, 0} not held by the token
+-- @lib clock
+-- @lib lock
 local token, ttl = ARGV[1], tonumber(ARGV[2])
-local holder = object_field(1, 'token', 'lock')
-check_types({false, 'string', 'list', 'zset', 'zset', 'zset', 'hash'})
+local holder = lock_holder()
 if holder == token then
   redis.call('PEXPIRE', KEYS[1], ttl)
   return {1, tonumber(redis.call('HGET', KEYS[1], 'fence'))}
 end
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local now = server_ms()
 local deadline = redis.call('ZSCORE', KEYS[4], token)
 if not deadline or tonumber(deadline) <= now then return {0, 0} end
 redis.call('ZADD', KEYS[4], now + ttl, token)

@@ -7,11 +7,11 @@
 -- Whenever the lock is free afterwards, waiters are woken even if nothing was released: a
 -- caller that gives up waiting may have taken the last wake-up, and passing it on costs one
 -- spurious retry at most.
+-- @lib clock
+-- @lib lock
 local token, rwake, heartbeat = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local holder = object_field(1, 'token', 'lock')
-check_types({false, 'string', 'list', 'zset', 'zset', 'zset', 'hash'})
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local holder = lock_holder()
+local now = server_ms()
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
 redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now)

@@ -7,10 +7,10 @@
 --       | {'', last_fence, 0, '', 0, -1, waiting} free
 -- held_ms: since the writer took it (-1 when the take did not record when: an older rcoord);
 -- waiting: writers and readers waiting for it (their heartbeat not yet run out).
-local holder = object_field(1, 'token', 'lock')
-check_types({false, 'string', 'list', 'zset', 'zset', 'zset', 'hash'})
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+-- @lib clock
+-- @lib lock
+local holder = lock_holder()
+local now = server_ms()
 local waiting = redis.call('ZCOUNT', KEYS[5], '(' .. now, '+inf') + redis.call('ZCOUNT', KEYS[6], '(' .. now, '+inf')
 if holder then
   local at = tonumber(redis.call('HGET', KEYS[1], 'acquired_at') or '')

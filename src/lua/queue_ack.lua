@@ -6,23 +6,10 @@
 -- ARGV[1] id, ARGV[2] the delivery (attempt) it must be, or 0 for whichever is current
 -- returns 1 acked | 0 not in flight (unknown, acked already, lease reclaimed after it ran
 -- out, or another delivery of it)
-check_types({'hash', 'list', 'zset', 'zset', 'zset', 'hash', 'list', 'string'}, 'queue')
--- A hash of messages that no push made (no id counter, no message referenced anywhere) is
--- someone else's data under this name: refuse it rather than treat its fields as messages.
-if redis.call('EXISTS', KEYS[1]) == 1 and
-    redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[8]) == 0 then
-  refuse(1, 'a hash that is not an rcoord queue')
-end
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
-
--- 'deliveries/max' of a message: how often it was handed out, and the most it may be.
-local function attempts_of(id)
-  local record = redis.call('HGET', KEYS[6], id)
-  if not record then return 0, 0 end
-  local n, max = string.match(record, '^(%d+)/(%d+)$')
-  return tonumber(n) or 0, tonumber(max) or 0
-end
+-- @lib clock
+-- @lib queue
+check_queue_keys()
+local now = server_ms()
 
 -- The lease of ARGV[1] exists, and belongs to delivery ARGV[2] (0: whichever delivery).
 local function held()

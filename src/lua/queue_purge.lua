@@ -6,15 +6,10 @@
 -- list, KEYS[8] id counter; all of one {hash tag}
 -- ARGV[1] 'dead' or 'waiting'
 -- returns how many messages were deleted (fewer than 1000: nothing is left)
-check_types({'hash', 'list', 'zset', 'zset', 'zset', 'hash', 'list', 'string'}, 'queue')
--- A hash of messages that no push made (no id counter, no message referenced anywhere) is
--- someone else's data under this name: refuse it rather than treat its fields as messages.
-if redis.call('EXISTS', KEYS[1]) == 1 and
-    redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[8]) == 0 then
-  refuse(1, 'a hash that is not an rcoord queue')
-end
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+-- @lib clock
+-- @lib queue
+check_queue_keys()
+local now = server_ms()
 
 local function drop(ids)
   for _, id in ipairs(ids) do

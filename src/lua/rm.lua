@@ -10,6 +10,7 @@
 -- returns {status, keys, reason}: status 1 removed (with --dry-run: would be), 0 in use
 -- (reason says how; nothing changed), -1 nothing to remove, -2 (bloom) the filter has
 -- another layer count: re-read it and call again. keys: how many keys go (or would).
+-- @lib clock
 local kind, force, dry = ARGV[1], ARGV[2] == '1', ARGV[3] == '1'
 local kinds = {}
 for i = 1, #KEYS do kinds[i] = ARGV[5 + i] ~= '' and ARGV[5 + i] end
@@ -21,8 +22,7 @@ if markers[kind] then object_field(1, markers[kind], ARGV[4]) end
 local existing = 0
 for i = 1, #KEYS do existing = existing + redis.call('EXISTS', KEYS[i]) end
 if existing == 0 then return {-1, 0, ''} end
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local now = server_ms()
 
 -- Why the object is in use ('' when it is not).
 local function in_use()

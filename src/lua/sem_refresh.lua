@@ -2,9 +2,9 @@
 -- KEYS as sem_take (holders, permits, queue, alive, wants, counter, meta).
 -- ARGV[1] token, ARGV[2] ttl_ms
 -- returns 1 refreshed | 0 not a live holder (never held, released, expired or removed)
+-- @lib clock
 check_types({'zset', 'hash', 'zset', 'zset', 'hash', 'string', 'hash'}, 'semaphore')
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local now = server_ms()
 local deadline = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not deadline or tonumber(deadline) <= now then return 0 end
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])

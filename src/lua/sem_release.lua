@@ -2,11 +2,11 @@
 -- KEYS as sem_take (holders, permits, queue, alive, wants, counter, meta).
 -- ARGV[1] token, ARGV[2] wake-list key prefix, ARGV[3] ticket heartbeat ms
 -- returns 1 released | 0 the token held nothing (a queued ticket is withdrawn all the same)
+-- @lib clock
 local holders, permits, queue, alive, wants, meta = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[7]
 local token, wake_prefix, heartbeat = ARGV[1], ARGV[2], tonumber(ARGV[3])
 check_types({'zset', 'hash', 'zset', 'zset', 'hash', 'string', 'hash'}, 'semaphore')
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local now = server_ms()
 
 local released = 0
 local deadline = redis.call('ZSCORE', holders, token)

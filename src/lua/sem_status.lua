@@ -2,10 +2,10 @@
 -- sem_status: the live holders with their permits and remaining lease, and the queue length.
 -- KEYS as sem_take (holders, permits, queue, alive, wants, counter, meta).
 -- returns {limit, in_use, waiting, token1, permits1, ttl_ms1, token2, ...}
+-- @lib clock
 local holders, permits, queue, alive, meta = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[7]
 check_types({'zset', 'hash', 'zset', 'zset', 'hash', 'string', 'hash'}, 'semaphore')
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local now = server_ms()
 local out = {tonumber(redis.call('HGET', meta, 'limit') or '0'), 0, 0}
 local used = 0
 local live = redis.call('ZRANGEBYSCORE', holders, '(' .. now, '+inf', 'WITHSCORES')

@@ -9,14 +9,14 @@
 --       | {0, holders, in_use, tickets ahead, 0} not admitted
 -- A ticket is admitted only when it and every ticket ahead of it fit together: arrival order
 -- is kept, and a large request is not passed forever by small ones.
+-- @lib clock
 local holders, permits, queue, alive, wants, counter, meta =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local token, limit, want, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local may_queue, heartbeat, wake_prefix = ARGV[5] == '1', tonumber(ARGV[6]), ARGV[7]
 
 check_types({'zset', 'hash', 'zset', 'zset', 'hash', 'string', 'hash'}, 'semaphore')
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local now = server_ms()
 
 -- Holders whose lease ran out and tickets whose waiter stopped refreshing are gone.
 for _, h in ipairs(redis.call('ZRANGEBYSCORE', holders, '-inf', now)) do

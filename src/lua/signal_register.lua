@@ -3,9 +3,9 @@
 -- KEYS[1] registry: sorted set of waiter id -> server time (ms) after which the entry is stale
 -- ARGV[1] waiter id, ARGV[2] how long it waits in ms, or 'forever'
 -- returns the number of registered waiters
+-- @lib clock
 check_types({'zset'}, 'signal')
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = server_ms()
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)
 -- A minute of grace past the wait: the entry outlives any waiter that is still alive.
 local stale = '+inf'

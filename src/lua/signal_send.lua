@@ -7,10 +7,10 @@
 -- ARGV[1] prefix of the waiters' own channels (the channel is ARGV[1] .. id), ARGV[2] data
 -- returns the number of receivers
 -- Message: '*' .. data (a broadcast; '1' marks a --one message, see signal_send_one).
+-- @lib clock
 check_types({'zset'}, 'signal')
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = server_ms()
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)
 local receivers = 0
 for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do

@@ -7,10 +7,10 @@
 -- ARGV[1] prefix of the waiters' own channels (the channel is ARGV[1] .. id), ARGV[2] data
 -- returns 1 delivered | 0 nobody waits
 -- Message: '1' .. data (so that a waiter hands on only --one messages it does not use).
+-- @lib clock
 check_types({'zset'}, 'signal')
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = server_ms()
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)
 while true do
   local id = redis.call('ZRANDMEMBER', KEYS[1])

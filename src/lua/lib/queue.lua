@@ -1,0 +1,65 @@
+-- queue: the key check and helpers every queue script shares (spliced in by
+-- cmake/EmbedLua.cmake). A queue is KEYS[1] messages hash (id -> message), KEYS[2] ready list
+-- of ids, KEYS[3] delayed zset (id by due time, ms), KEYS[4] in-flight zset (id by lease
+-- deadline, ms), KEYS[5] dead zset (id by time of death, ms), KEYS[6] attempts hash (id ->
+-- 'deliveries/max'), KEYS[7] wake list, KEYS[8] id counter; all of one {hash tag}.
+
+-- Refuses, before anything is changed, a key of the queue that holds another type, and a
+-- hash of messages that no push made (no id counter, no message referenced anywhere): that is
+-- someone else's data under this name, whose fields must not be taken for messages.
+local function check_queue_keys()
+  check_types({'hash', 'list', 'zset', 'zset', 'zset', 'hash', 'list', 'string'}, 'queue')
+  if redis.call('EXISTS', KEYS[1]) == 1 and
+      redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[8]) == 0 then
+    refuse(1, 'a hash that is not an rcoord queue')
+  end
+end
+
+-- 'deliveries/max' of a message: how often it was handed out, and the most it may be.
+local function attempts_of(id)
+  local record = redis.call('HGET', KEYS[6], id)
+  if not record then return 0, 0 end
+  local n, max = string.match(record, '^(%d+)/(%d+)$')
+  return tonumber(n) or 0, tonumber(max) or 0
+end
+
+-- The earliest moment something pending becomes due, or nil: blocked poppers sleep until then.
+local function earliest()
+  local first = nil
+  for i = 3, 4 do
+    local head = redis.call('ZRANGE', KEYS[i], 0, 0, 'WITHSCORES')
+    if head[2] and (not first or tonumber(head[2]) < first) then first = tonumber(head[2]) end
+  end
+  return first
+end
+
+-- One element on the wake list wakes every blocked popper (they peek with BLMOVE).
+local function wake()
+  if redis.call('LLEN', KEYS[7]) == 0 then redis.call('RPUSH', KEYS[7], '1') end
+  redis.call('PEXPIRE', KEYS[7], 60000)
+end
+
+-- Moves what is due at `now` (server ms) back to the ready list: delayed messages whose time
+-- has come, and leases that ran out (or to the dead set, when that delivery was the last one
+-- allowed). At most 100 of each per call, so a script never runs long; what is left stays due
+-- and the caller comes back at once. Returns how many became ready.
+local function promote(now)
+  local ready = 0
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, 100)) do
+    redis.call('ZREM', KEYS[3], id)
+    redis.call('RPUSH', KEYS[2], id)
+    ready = ready + 1
+  end
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, 100)) do
+    redis.call('ZREM', KEYS[4], id)
+    local n, max = attempts_of(id)
+    if max > 0 and n >= max then
+      redis.call('ZADD', KEYS[5], now, id)
+    else
+      redis.call('RPUSH', KEYS[2], id)
+      ready = ready + 1
+    end
+  end
+  if ready > 0 then wake() end
+  return ready
+end
