@@ -54,6 +54,11 @@ urls() {
 
 # How the next holder waits: --wait, or for a consumer, how long it stays idle.
 wait_arg() { if [ "$1" = consume ]; then echo "--idle-exit 30s"; else echo "--wait 30s"; fi; }
+# The old holder waits too: the last round's next holder gives its lock back with a 300 ms
+# --timeout, and on a busy machine that release can fail, leaving its 1 s lease to run out
+# (a Redlock's quorum of 200 ms answers can be missed the same way). A holder that tried only
+# once would then find the object busy and never start its command.
+old_wait_arg() { if [ "$1" = consume ]; then echo ""; else echo "--wait 10s"; fi; }
 
 partition() {
   local p
@@ -70,13 +75,13 @@ for round in $(seq 1 "$ROUNDS"); do
   old=()
   for f in "${FORMS[@]}"; do
     # shellcheck disable=SC2046
-    "$RCOORD" --timeout 200ms $(urls $f cut) $(run_args $f | sed 's/ID/old/') -- \
+    "$RCOORD" --timeout 200ms $(urls $f cut) $(run_args $f | sed 's/ID/old/') $(old_wait_arg $f) -- \
       bash "$TEST_TMP/stubborn.sh" "$dir/$f.old" 2>"$dir/$f.old.err" &
     old+=($!)
     track $!
   done
   for f in "${FORMS[@]}"; do
-    wait_until 10 test -s "$dir/$f.old" || fail "round $round: $f's command never started"
+    wait_until 10 test -s "$dir/$f.old" || fail "round $round: $f's command never started ($(cat "$dir/$f.old.err"))"
   done
   partition
   new=()
