@@ -9,6 +9,7 @@
 
 #include "errors.hpp"
 #include "lua_scripts.hpp"
+#include "reply.hpp"
 #include "script.hpp"
 
 namespace rcoord::bloom {
@@ -34,24 +35,11 @@ std::string layer_key(const Keys& keys, std::string_view name, std::size_t layer
   return keys.aux(kType, name, std::to_string(layer));
 }
 
+// `v` as a bulk string of its decimal digits, without a temporary string.
 void append_uint(std::string& out, std::uint64_t v) {
   char digits[24];
   char* end = std::to_chars(digits, digits + sizeof(digits), v).ptr;
-  char len[4];
-  char* len_end = std::to_chars(len, len + sizeof(len), end - digits).ptr;
-  out += '$';
-  out.append(len, len_end);
-  out += "\r\n";
-  out.append(digits, end);
-  out += "\r\n";
-}
-
-void append_bulk(std::string& out, std::string_view s) {
-  out += '$';
-  out += std::to_string(s.size());
-  out += "\r\n";
-  out += s;
-  out += "\r\n";
+  append_bulk(out, {digits, static_cast<std::size_t>(end - digits)});
 }
 
 // `*N\r\n$8\r\nBITFIELD\r\n$len\r\nkey\r\n` for `ops` operations (SET u1 POS 1, or
@@ -59,9 +47,7 @@ void append_bulk(std::string& out, std::string_view s) {
 void append_header(std::string& out, std::string_view verb, std::string_view key,
                    std::uint32_t ops) {
   std::uint64_t per_op = verb == "BITFIELD" ? 4 : 3;
-  out += '*';
-  out += std::to_string(2 + per_op * ops);
-  out += "\r\n";
+  append_array_header(out, 2 + per_op * ops);
   append_bulk(out, verb);
   append_bulk(out, key);
 }

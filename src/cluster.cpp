@@ -4,18 +4,16 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
+#include <cstdint>
 #include <sstream>
-#include <thread>
+#include <string>
 #include <tuple>
 
 #include "errors.hpp"
+#include "redirect.hpp"
 
 namespace rcoord::cluster {
 namespace {
-
-constexpr const char* kCheckHint =
-    "check the cluster with 'rcoord doctor' or 'redis-cli --cluster check'";
 
 // CRC16-CCITT (XMODEM), the checksum Redis Cluster maps keys to slots with.
 constexpr std::array<std::uint16_t, 256> make_crc_table() {
@@ -43,20 +41,6 @@ bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
-// "host:port" (host may be empty, or an IPv6 address with colons) -> host and port.
-bool split_address(std::string_view address, std::string& host, int& port) {
-  auto colon = address.rfind(':');
-  if (colon == std::string_view::npos) return false;
-  host = std::string(address.substr(0, colon));
-  std::string digits(address.substr(colon + 1));
-  if (digits.empty() || digits.size() > 5 ||
-      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    return false;
-  }
-  port = std::stoi(digits);
-  return port > 0 && port < 65536;
-}
-
 }  // namespace
 
 int key_slot(std::string_view key) {
@@ -68,89 +52,6 @@ int key_slot(std::string_view key) {
     }
   }
   return crc16(key) & (kSlots - 1);
-}
-
-Redirect parse_redirect(const redisReply* r) {
-  Redirect out;
-  if (r == nullptr || r->type != REDIS_REPLY_ERROR) return out;
-  std::string_view msg(r->str, r->len);
-  if (starts_with(msg, "TRYAGAIN")) {
-    out.kind = Redirect::Kind::kTryAgain;
-    out.text = std::string(msg);
-    return out;
-  }
-  bool moved = starts_with(msg, "MOVED ");
-  if (!moved && !starts_with(msg, "ASK ")) return out;
-  // MOVED <slot> <host>:<port>
-  std::istringstream words{std::string(msg)};
-  std::string verb;
-  std::string slot;
-  std::string address;
-  words >> verb >> slot >> address;
-  if (slot.empty() || address.empty() ||
-      !std::all_of(slot.begin(), slot.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
-      slot.size() > 5 || !split_address(address, out.host, out.port)) {
-    return out;  // not a redirect we understand: the caller reports the error as it is
-  }
-  out.slot = std::stoi(slot);
-  out.kind = moved ? Redirect::Kind::kMoved : Redirect::Kind::kAsk;
-  out.text = std::string(msg);
-  return out;
-}
-
-bool is_redirect(const redisReply* r) {
-  auto kind = parse_redirect(r).kind;
-  return kind == Redirect::Kind::kMoved || kind == Redirect::Kind::kAsk;
-}
-
-Redirect pipeline_redirect(const std::vector<Reply>& replies) {
-  if (replies.empty()) return {};
-  Redirect first = parse_redirect(replies.front().get());
-  if (first.kind == Redirect::Kind::kNone) return first;
-  for (std::size_t i = 1; i < replies.size(); ++i) {
-    Redirect r = parse_redirect(replies[i].get());
-    if (r.kind != first.kind || r.host != first.host || r.port != first.port) return {};
-  }
-  return first;
-}
-
-Endpoint endpoint_at(const Endpoint& base, const Redirect& to) {
-  Endpoint out = base;
-  if (to.host == "?") {
-    throw Error(kServer, fmt::format("cluster error: {} names no address for the node", to.text),
-                "set cluster-preferred-endpoint-type to ip (or give nodes hostnames)");
-  }
-  if (!to.host.empty()) {
-    out.host = to.host;
-  } else if (!base.socket_path.empty()) {
-    // A node unsure of its own address, reached through a Unix socket: it is on this machine.
-    out.host = "127.0.0.1";
-  }
-  out.port = to.port;
-  out.socket_path.clear();  // a redirect always names a TCP address
-  return out;
-}
-
-void Budget::hop(const Redirect& r) {
-  bool ask = r.kind == Redirect::Kind::kAsk;
-  if (ask ? ++asks_ > kMaxHops + kMaxRetries : ++hops_ > kMaxHops) {
-    throw Error(kServer,
-                fmt::format("cluster error: still redirected after {} hops (last: {})",
-                            ask ? asks_ - 1 : kMaxHops, r.text),
-                kCheckHint);
-  }
-}
-
-void Budget::pause(const Redirect& r) {
-  if (++retries_ > kMaxRetries) {
-    throw Error(kServer,
-                fmt::format("cluster error: a slot stayed in migration ({}) through {} retries",
-                            r.text, kMaxRetries),
-                "run the command again once the resharding is over");
-  }
-  // 5, 10, 20 ... ms, at most 200 ms: about 3 s in all before giving up.
-  auto ms = std::min(200, 5 << std::min(retries_ - 1, 6));
-  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
 }
 
 std::optional<std::vector<Endpoint>> masters(Connection& conn) {

@@ -1,58 +1,35 @@
 #pragma once
-/// One connection to one Redis server: the socket (TCP or Unix), timeouts, AUTH/SELECT,
-/// pipelining. hiredis is used for the RESP protocol only (formatting and parsing); the
-/// socket is ours, so every wait is a poll() with a deadline and TLS can slot in below.
-
-#include <hiredis/hiredis.h>
+/// The connection every primitive talks through: one logical Redis (standalone, through
+/// Sentinel, or a cluster), commands and pipelines that follow cluster redirects, and WAIT
+/// for --wait-replicas. The layers under it: session.hpp (one server: connect, AUTH/SELECT,
+/// Sentinel), transport.hpp (the socket, TLS, poll), reply.hpp (RESP and the replies), and
+/// redirect.hpp (MOVED/ASK/TRYAGAIN, WAIT).
 
 #include <algorithm>
 #include <chrono>
-#include <cstdint>
-#include <memory>
-#include <string>
+#include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "duration.hpp"
 #include "errors.hpp"
+#include "redirect.hpp"
+#include "reply.hpp"
+#include "session.hpp"
 #include "url.hpp"
 
-// OpenSSL's handle types, declared here so that this header does not pull in OpenSSL.
-struct ssl_st;
-struct ssl_ctx_st;
-
 namespace rcoord {
-
-struct ReplyDeleter {
-  void operator()(redisReply* r) const { freeReplyObject(r); }
-};
-/// An owned reply. Never null once returned by Connection.
-using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
-
-/// One command: its arguments, binary-safe.
-using Args = std::vector<std::string>;
-
-/// Fewer replicas acknowledged a write within the timeout than --wait-replicas asked for.
-/// Exit 3, like any other doubt about whether a write is safe.
-class ReplicaShortfall : public Error {
- public:
-  using Error::Error;
-};
 
 class Connection {
  public:
   /// Does not connect yet: the first command does, so usage errors never touch the network.
-  Connection(Endpoint endpoint, Millis timeout);
-  ~Connection();
-  Connection(Connection&&) noexcept;
-  Connection& operator=(Connection&&) noexcept;
-  Connection(const Connection&) = delete;
-  Connection& operator=(const Connection&) = delete;
+  Connection(Endpoint endpoint, Millis timeout) : session_(std::move(endpoint), timeout) {}
 
   /// Every command-level call below follows Redis Cluster redirects: on MOVED the
   /// connection moves to the node named (for good: the next commands go there too), on ASK
   /// the command is sent once to the node named, after ASKING, and TRYAGAIN is retried
-  /// after a short pause; all bounded (see cluster.hpp), then Error(kServer).
+  /// after a short pause; all bounded (see redirect.hpp), then Error(kServer).
   ///
   /// Sends one command, returns its reply. An error reply throws Error(kServer)
   /// (or kConnection for authentication errors). I/O failures throw Error(kConnection)
@@ -79,26 +56,28 @@ class Connection {
   /// through command() or pipeline() so that the connection is on the key's node.
   void send_formatted(std::string_view resp);
   /// The next reply of a send_formatted() stream (error replies included, not thrown).
-  Reply receive();
+  Reply receive() { return session_.receive(); }
   /// Waits up to `block` for a reply the server sends unasked (a pub/sub message on a
   /// subscribed connection); nullptr when none came in time. I/O failures throw
   /// Error(kConnection); a managed signal interrupts the wait with Error(kInterrupted).
-  Reply receive(Millis block);
+  Reply receive(Millis block) { return session_.receive(block); }
 
   /// Connects now (if not connected). Throws Error(kConnection).
-  void ensure_connected();
+  void ensure_connected() { session_.ensure_connected(); }
   /// Drops the socket; the next command reconnects.
-  void close();
-  bool connected() const { return fd_ >= 0; }
+  void close() { session_.close(); }
+  bool connected() const { return session_.connected(); }
 
   /// Whether the last command (or stream write) went out, in part or whole: when its reply
   /// then fails to come, the server may have run it. False when connecting failed first.
-  bool request_sent() const { return request_sent_; }
+  bool request_sent() const { return session_.request_sent(); }
 
   /// No connect, write or read waits past `deadline` (a renewal must not outlast the moment
   /// its command has to be stopped); time_point::max() lifts it. See DeadlineCap.
-  void set_deadline(std::chrono::steady_clock::time_point deadline) { cap_ = deadline; }
-  std::chrono::steady_clock::time_point deadline() const { return cap_; }
+  void set_deadline(std::chrono::steady_clock::time_point deadline) {
+    session_.set_deadline(deadline);
+  }
+  std::chrono::steady_clock::time_point deadline() const { return session_.deadline(); }
 
   /// With N > 0, await_replicas() asks for N replica acknowledgements (--wait-replicas).
   void set_wait_replicas(int n) { wait_replicas_ = n; }
@@ -108,66 +87,19 @@ class Connection {
   /// WAIT goes to the node that served it. Throws ReplicaShortfall when fewer did.
   void await_replicas();
 
-  const Endpoint& endpoint() const { return endpoint_; }
-  Millis timeout() const { return timeout_; }
+  const Endpoint& endpoint() const { return session_.endpoint(); }
+  Millis timeout() const { return session_.timeout(); }
 
  private:
-  using Clock = std::chrono::steady_clock;
-
-  /// The outcome of one non-blocking transfer on the socket or the TLS session.
-  struct Io {
-    std::ptrdiff_t bytes = 0;  ///< > 0 transferred; 0 the peer closed; < 0 see wait
-    short wait = 0;            ///< with bytes < 0: POLLIN/POLLOUT to wait for; 0: failed
-  };
-
-  void connect_socket(Clock::time_point deadline);
-  /// Asks the sentinels for the master's address and points the endpoint at it.
-  void find_master(Clock::time_point deadline);
-  void start_tls(Clock::time_point deadline);
-  /// AUTH, SELECT and (through Sentinel) ROLE; false when the server is not a master.
-  bool handshake(Clock::time_point deadline);
-  void write_all(std::string_view data, Clock::time_point deadline);
-  Reply read_reply(Clock::time_point deadline);
-  /// Reads what the socket has into the reply parser; false when it would block.
-  bool read_some();
-  /// The next reply already parsed from what was read, or nullptr.
-  Reply next_parsed();
-  Io send_some(std::string_view data);
-  Io recv_some(char* buf, std::size_t len);
-  /// Io for a failed SSL_read/SSL_write.
-  Io tls_outcome(int rc);
-  /// Waits for `events` on the socket until `deadline`; false on timeout.
-  bool wait_for(short events, Clock::time_point deadline);
-  /// now + `wait`, or the deadline set by set_deadline() when that comes first.
-  Clock::time_point within(Millis wait) const;
-  /// "within 2s" (`preposition` and the timeout), or "by its deadline" when set_deadline()
-  /// cut the wait that ended at `until` short.
-  std::string waited(Clock::time_point until, std::string_view preposition) const;
-  /// Closes the socket abortively (RST): a request still queued in our kernel is discarded,
-  /// never delivered after we gave up on it.
-  void abort();
-  /// abort(), then throws Error(kConnection).
-  [[noreturn]] void fail(const std::string& what, const std::string& hint);
-  /// One write of `commands`, then their replies; a reply may take `extra` longer than the
-  /// I/O timeout (blocking commands).
-  std::vector<Reply> exchange(const std::vector<Args>& commands, Millis extra);
-  /// exchange(), following cluster redirects.
+  /// The commands through cluster redirects; a reply may take `extra` longer than the I/O
+  /// timeout (blocking commands).
   std::vector<Reply> routed(const std::vector<Args>& commands, Millis extra);
 
-  Endpoint endpoint_;
-  Millis timeout_;
-  int fd_ = -1;
-  redisReader* reader_ = nullptr;
-  ssl_ctx_st* tls_ctx_ = nullptr;
-  ssl_st* tls_ = nullptr;
-  std::string io_error_;    ///< why the last transfer failed (errno or TLS text)
-  short pending_wait_ = 0;  ///< what read_some() found it must wait for
-  int wait_replicas_ = 0;
-  bool request_sent_ = false;
-  Clock::time_point cap_ = Clock::time_point::max();
+  Session session_;
   /// The node that served the last command through an ASK redirect (its write is there, so
   /// its WAIT must be too); reset by the next command.
-  std::unique_ptr<Connection> asked_;
+  std::optional<Session> asked_;
+  int wait_replicas_ = 0;
 };
 
 /// While alive, `conn` does not wait for replica acknowledgements. For giving back what a
@@ -201,21 +133,5 @@ class DeadlineCap {
   Connection& conn_;
   std::chrono::steady_clock::time_point saved_;
 };
-
-/// Appends one command in RESP form (`*N` then `$len` bulk strings) to `out`.
-void append_command(std::string& out, const Args& args);
-
-/// The Error for the error reply `msg` to `what` (a command or script): kConnection for a
-/// missing or wrong password, kServer otherwise.
-Error reply_error(const std::string& msg, std::string_view what);
-/// Throws reply_error() if `r` is an error reply, naming `what` (a command or script).
-void check_reply(const Reply& r, std::string_view what);
-/// As check_reply() for a command on `key`, part of an rcoord object: WRONGTYPE becomes
-/// foreign_key_error(), naming the object and the key.
-void check_key_reply(const Reply& r, std::string_view what, std::string_view key);
-/// Reply accessors that throw Error(kServer) when the shape is not the expected one.
-std::int64_t reply_integer(const redisReply* r);
-std::string reply_string(const redisReply* r);
-bool reply_is_nil(const redisReply* r);
 
 }  // namespace rcoord

@@ -2,38 +2,22 @@
 
 #include <fmt/format.h>
 
-#include <map>
 #include <string_view>
 
 #include "cluster.hpp"
 #include "errors.hpp"
+#include "server.hpp"
 
 namespace rcoord::doctor {
 namespace {
 
-// `field:value` lines of an INFO section.
-std::map<std::string, std::string, std::less<>> info_fields(Connection& conn,
-                                                            std::string_view section) {
-  std::string text = reply_string(conn.command({"INFO", std::string(section)}).get());
-  std::map<std::string, std::string, std::less<>> fields;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    auto end = text.find("\r\n", pos);
-    std::string line = text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-    auto colon = line.find(':');
-    if (colon != std::string::npos && !line.empty() && line[0] != '#') {
-      fields[line.substr(0, colon)] = line.substr(colon + 1);
-    }
-    if (end == std::string::npos) break;
-    pos = end + 2;
-  }
-  return fields;
-}
+using server::info_value;
+using server::InfoFields;
+using server::parse_info;
 
-std::string field(const std::map<std::string, std::string, std::less<>>& fields,
-                  std::string_view name) {
-  auto it = fields.find(name);
-  return it == fields.end() ? std::string{} : it->second;
+// The `field:value` lines of an INFO section.
+InfoFields info_fields(Connection& conn, std::string_view section) {
+  return parse_info(reply_string(conn.command({"INFO", std::string(section)}).get()));
 }
 
 // CONFIG GET name -> value; nullopt-like "" with `refused` set when CONFIG is not allowed.
@@ -98,14 +82,14 @@ Finding check_persistence(Connection& conn) {
 
 Finding check_replication(Connection& conn) {
   auto fields = info_fields(conn, "replication");
-  std::string role = field(fields, "role");
+  std::string role = info_value(fields, "role");
   if (role == "slave") {
     return {"replication", false,
             fmt::format("this server is a replica of {}:{}: writes are refused here",
-                        field(fields, "master_host"), field(fields, "master_port")),
+                        info_value(fields, "master_host"), info_value(fields, "master_port")),
             "point --url at the master (or use --sentinel)"};
   }
-  auto replicas = std::strtol(field(fields, "connected_slaves").c_str(), nullptr, 10);
+  auto replicas = std::strtol(info_value(fields, "connected_slaves").c_str(), nullptr, 10);
   if (replicas == 0) {
     return {"replication", true,
             "no replicas: nothing is lost to a failover, but the server is a single point of "
@@ -115,7 +99,7 @@ Finding check_replication(Connection& conn) {
   std::string lagging;
   for (long i = 0; i < replicas; ++i) {
     // slaveN:ip=...,port=...,state=online,offset=...,lag=0
-    std::string line = field(fields, fmt::format("slave{}", i));
+    std::string line = info_value(fields, fmt::format("slave{}", i));
     auto at = line.find("lag=");
     long lag = at == std::string::npos ? -1 : std::strtol(line.c_str() + at + 4, nullptr, 10);
     bool online = line.find("state=online") != std::string::npos;
@@ -136,34 +120,26 @@ Finding check_replication(Connection& conn) {
           ""};
 }
 
-std::string cluster_info_value(const std::string& text, std::string_view name) {
-  auto at = text.find(std::string(name) + ":");
-  if (at == std::string::npos) return std::string{};
-  auto end = text.find("\r\n", at);
-  return text.substr(at + name.size() + 1,
-                     end == std::string::npos ? end : end - at - name.size() - 1);
-}
-
 // Slot coverage as every master sees it: a node that lost slots (or lost touch with their
 // owner) refuses the keys of those slots, even while the other masters are content.
 Finding check_cluster(Connection& conn, const std::vector<Endpoint>& masters) {
-  auto server = info_fields(conn, "server");
-  if (field(server, "redis_mode") != "cluster") {
+  auto server_info = info_fields(conn, "server");
+  if (info_value(server_info, "redis_mode") != "cluster") {
     return {"cluster", true,
-            fmt::format("{} server: no slots to cover", field(server, "redis_mode")), ""};
+            fmt::format("{} server: no slots to cover", info_value(server_info, "redis_mode")), ""};
   }
   for (const auto& endpoint : masters) {
-    std::string text;
+    InfoFields info;
     try {
       Connection node(endpoint, conn.timeout());
-      text = reply_string(node.command({"CLUSTER", "INFO"}).get());
+      info = parse_info(reply_string(node.command({"CLUSTER", "INFO"}).get()));
     } catch (const Error& e) {
       if (e.code() != kConnection && e.code() != kServer) throw;
       return {"cluster", false,
               fmt::format("master {} does not answer: {}", endpoint.describe(), e.what()),
               "bring the master back, or fail it over to a replica (CLUSTER FAILOVER)"};
     }
-    auto value = [&](std::string_view name) { return cluster_info_value(text, name); };
+    auto value = [&](std::string_view name) { return info_value(info, name); };
     if (value("cluster_state") == "ok" && value("cluster_slots_ok") == "16384") continue;
     return {"cluster", false,
             fmt::format("master {} sees cluster_state {}, {} of 16384 slots ok (assigned {}, "

@@ -16,6 +16,9 @@
 namespace rcoord::elect {
 namespace {
 
+// What the element accessors name when a script reply has not the shape they expect.
+constexpr std::string_view kScripts = "an election script";
+
 using waiting::block_seconds;
 using waiting::jittered;
 using waiting::since;
@@ -30,20 +33,6 @@ constexpr Millis kFirstBackoff{500};
 constexpr Millis kMaxBackoff{5000};
 // An observer reads the state this long after the lease it knows of should have ended.
 constexpr Millis kExpiryMargin{5};
-
-std::int64_t element_integer(const redisReply* r, std::size_t i) {
-  if (r->type != REDIS_REPLY_ARRAY || r->elements <= i) {
-    throw Error(kServer, "unexpected reply from an election script");
-  }
-  return reply_integer(r->element[i]);
-}
-
-std::string element_string(const redisReply* r, std::size_t i) {
-  if (r->type != REDIS_REPLY_ARRAY || r->elements <= i) {
-    throw Error(kServer, "unexpected reply from an election script");
-  }
-  return reply_string(r->element[i]);
-}
 
 void check_id(std::string_view id) {
   if (id.empty()) throw Error(kUsage, "empty --id", "give each candidate a non-empty id");
@@ -161,10 +150,10 @@ Call status_call(const Keys& keys, std::string_view name) {
 }
 
 void decode_campaign(const redisReply* r, Campaign& out) {
-  out.leader = element_integer(r, 0) == 1;
-  out.term = element_integer(r, 1);
-  out.ttl_ms = std::max<std::int64_t>(0, element_integer(r, 2));
-  out.leader_id = element_string(r, 3);
+  out.leader = element_integer(r, 0, kScripts) == 1;
+  out.term = element_integer(r, 1, kScripts);
+  out.ttl_ms = std::max<std::int64_t>(0, element_integer(r, 2, kScripts));
+  out.leader_id = element_string(r, 3, kScripts);
 }
 
 Status decode_status(const redisReply* r) {

@@ -15,6 +15,7 @@
 #include "limit.hpp"
 #include "lock.hpp"
 #include "queue.hpp"
+#include "redirect.hpp"
 #include "remove.hpp"
 #include "script.hpp"
 #include "semaphore.hpp"

@@ -19,6 +19,9 @@
 namespace rcoord::limit {
 namespace {
 
+// What the element accessors name when a script reply has not the shape they expect.
+constexpr std::string_view kScripts = "a limit script";
+
 using Clock = std::chrono::steady_clock;
 constexpr std::string_view kType = "limit";
 
@@ -40,13 +43,6 @@ const Script& script_of(Algo algo) {
 
 Args key_names(const Keys& keys, std::string_view key) {
   return {keys.object(kType, key), keys.aux(kType, key, "log")};
-}
-
-std::int64_t element(const redisReply* r, std::size_t i) {
-  if (r->type != REDIS_REPLY_ARRAY || r->elements <= i) {
-    throw Error(kServer, "unexpected reply from a limit script");
-  }
-  return reply_integer(r->element[i]);
 }
 
 }  // namespace
@@ -185,15 +181,15 @@ Raw decode_raw(const redisReply* r) {
     throw Error(kServer, "unexpected reply from a limit script");
   }
   Raw raw;
-  raw.allowed = element(r, 0) == 1;
-  raw.limit = element(r, 1);
-  raw.remaining = element(r, 2);
-  raw.retry_after_us = element(r, 3);
-  raw.reset_after_us = element(r, 4);
-  raw.wait_us = element(r, 5);
-  raw.now_us = element(r, 6);
-  raw.due_us = element(r, 7);
-  raw.slot = element(r, 8);
+  raw.allowed = element_integer(r, 0, kScripts) == 1;
+  raw.limit = element_integer(r, 1, kScripts);
+  raw.remaining = element_integer(r, 2, kScripts);
+  raw.retry_after_us = element_integer(r, 3, kScripts);
+  raw.reset_after_us = element_integer(r, 4, kScripts);
+  raw.wait_us = element_integer(r, 5, kScripts);
+  raw.now_us = element_integer(r, 6, kScripts);
+  raw.due_us = element_integer(r, 7, kScripts);
+  raw.slot = element_integer(r, 8, kScripts);
   return raw;
 }
 
@@ -284,15 +280,15 @@ std::vector<Raw> decode_multi(const redisReply* r, std::size_t rates) {
   for (std::size_t i = 0; i < rates; ++i) {
     std::size_t base = 1 + 9 * i;
     Raw& raw = out[i];
-    raw.allowed = element(r, base) == 1;
-    raw.limit = element(r, base + 1);
-    raw.remaining = element(r, base + 2);
-    raw.retry_after_us = element(r, base + 3);
-    raw.reset_after_us = element(r, base + 4);
-    raw.wait_us = element(r, base + 5);
-    raw.now_us = element(r, base + 6);
-    raw.due_us = element(r, base + 7);
-    raw.slot = element(r, base + 8);
+    raw.allowed = element_integer(r, base, kScripts) == 1;
+    raw.limit = element_integer(r, base + 1, kScripts);
+    raw.remaining = element_integer(r, base + 2, kScripts);
+    raw.retry_after_us = element_integer(r, base + 3, kScripts);
+    raw.reset_after_us = element_integer(r, base + 4, kScripts);
+    raw.wait_us = element_integer(r, base + 5, kScripts);
+    raw.now_us = element_integer(r, base + 6, kScripts);
+    raw.due_us = element_integer(r, base + 7, kScripts);
+    raw.slot = element_integer(r, base + 8, kScripts);
   }
   return out;
 }

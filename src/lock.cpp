@@ -22,6 +22,9 @@ void check_name(std::string_view what, std::string_view name) {
 namespace lock {
 namespace {
 
+// What the element accessors name when a script reply has not the shape they expect.
+constexpr std::string_view kScripts = "a lock script";
+
 using waiting::block_seconds;
 using waiting::jittered;
 using waiting::since;
@@ -47,13 +50,6 @@ std::string reader_wake_prefix(const Keys& keys, std::string_view name) {
   return keys.aux(kType, name, "rwake:");
 }
 
-std::int64_t element_integer(const redisReply* r, std::size_t i) {
-  if (r->type != REDIS_REPLY_ARRAY || r->elements <= i) {
-    throw Error(kServer, "unexpected reply from a lock script");
-  }
-  return reply_integer(r->element[i]);
-}
-
 }  // namespace
 
 Acquired acquire(Connection& conn, const Keys& keys, std::string_view name,
@@ -74,15 +70,15 @@ Acquired acquire(Connection& conn, const Keys& keys, std::string_view name,
     result.sent = Clock::now();
     Reply r = eval_taking(conn, script, k, args, [&] { release(conn, keys, name, token); });
     result.waited_ms = since(start).count();
-    if (element_integer(r.get(), 0) == 1) {
+    if (element_integer(r.get(), 0, kScripts) == 1) {
       result.acquired = true;
       result.token = token;
-      result.fence = element_integer(r.get(), 1);
-      result.ttl_ms = element_integer(r.get(), 2);
-      result.refreshed = element_integer(r.get(), 3) == 1;
+      result.fence = element_integer(r.get(), 1, kScripts);
+      result.ttl_ms = element_integer(r.get(), 2, kScripts);
+      result.refreshed = element_integer(r.get(), 3, kScripts) == 1;
       return result;
     }
-    result.ttl_ms = element_integer(r.get(), 2);
+    result.ttl_ms = element_integer(r.get(), 2, kScripts);
     if (!opts.wait) return result;
     Millis left = opts.wait == Millis::max() ? Millis::max() : *opts.wait - since(start);
     if (left.count() <= 0) {
@@ -113,8 +109,8 @@ Extended extend(Connection& conn, const Keys& keys, std::string_view name, std::
                  {std::string(token), std::to_string(ttl.count())});
   Extended e;
   e.name = std::string(name);
-  e.extended = element_integer(r.get(), 0) == 1;
-  e.fence = element_integer(r.get(), 1);
+  e.extended = element_integer(r.get(), 0, kScripts) == 1;
+  e.fence = element_integer(r.get(), 1, kScripts);
   e.ttl_ms = e.extended ? ttl.count() : 0;
   return e;
 }

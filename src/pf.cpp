@@ -6,6 +6,7 @@
 
 #include "errors.hpp"
 #include "lua_scripts.hpp"
+#include "reply.hpp"
 #include "script.hpp"
 #include "token.hpp"
 
@@ -13,14 +14,6 @@ namespace rcoord::pf {
 namespace {
 
 constexpr std::string_view kType = "pf";
-
-void append_bulk(std::string& out, std::string_view s) {
-  out += '$';
-  out += std::to_string(s.size());
-  out += "\r\n";
-  out += s;
-  out += "\r\n";
-}
 
 // A reply error names the key: WRONGTYPE (another type, or a string that is not a
 // HyperLogLog) becomes the project's one wording.
@@ -76,9 +69,8 @@ void Adder::add(const std::vector<std::string>& items) {
   std::size_t commands = 0;
   for (std::size_t i = 0; i < items.size(); i += kItemsPerCommand) {
     std::size_t n = std::min(kItemsPerCommand, items.size() - i);
-    out_ += '*';
-    out_ += std::to_string(n + 2);
-    out_ += "\r\n$5\r\nPFADD\r\n";
+    append_array_header(out_, n + 2);
+    append_bulk(out_, "PFADD");
     append_bulk(out_, key_);
     for (std::size_t j = i; j < i + n; ++j) append_bulk(out_, items[j]);
     ++commands;

@@ -6,13 +6,16 @@
 #include <string_view>
 
 #include "errors.hpp"
+#include "redirect.hpp"
 
 namespace rcoord {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string element_string(const redisReply* r, std::size_t i) {
+// Element `i` of a pushed message as text, "" when it is missing or not text: unlike
+// element_string(), never throws.
+std::string text_at(const redisReply* r, std::size_t i) {
   if (r->elements <= i) return {};
   const redisReply* e = r->element[i];
   if (e->type == REDIS_REPLY_STRING || e->type == REDIS_REPLY_STATUS) return {e->str, e->len};
@@ -59,9 +62,9 @@ Subscriber::Kind Subscriber::take(Reply r, long long& count) {
   if (r->type != REDIS_REPLY_ARRAY || r->elements < 2) {
     throw Error(kServer, "unexpected reply on a subscribed connection");
   }
-  std::string kind = element_string(r.get(), 0);
+  std::string kind = text_at(r.get(), 0);
   if (kind == "message" && r->elements == 3) {
-    queue_.push_back({element_string(r.get(), 1), element_string(r.get(), 2)});
+    queue_.push_back({text_at(r.get(), 1), text_at(r.get(), 2)});
     return Kind::kMessage;
   }
   if (kind == "pong") {

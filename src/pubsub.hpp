@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "cluster.hpp"
 #include "connection.hpp"
 #include "duration.hpp"
 #include "url.hpp"

@@ -14,6 +14,9 @@
 namespace rcoord::semaphore {
 namespace {
 
+// What the element accessors name when a script reply has not the shape they expect.
+constexpr std::string_view kScripts = "a semaphore script";
+
 using waiting::block_seconds;
 using waiting::jittered;
 using waiting::since;
@@ -35,13 +38,6 @@ Args sem_keys(const Keys& keys, std::string_view name) {
 
 std::string wake_prefix(const Keys& keys, std::string_view name) {
   return keys.aux(kType, name, "wake:");
-}
-
-std::int64_t element(const redisReply* r, std::size_t i) {
-  if (r->type != REDIS_REPLY_ARRAY || r->elements <= i) {
-    throw Error(kServer, "unexpected reply from a semaphore script");
-  }
-  return reply_integer(r->element[i]);
 }
 
 void check_options(const TakeOptions& opts) {
@@ -126,12 +122,12 @@ Call status_call(const Keys& keys, std::string_view name) {
 }
 
 void decode_take(const redisReply* r, Taken& out) {
-  out.holders = element(r, 1);
-  out.in_use = element(r, 2);
-  out.ahead = element(r, 3);
-  out.acquired = element(r, 0) == 1;
+  out.holders = element_integer(r, 1, kScripts);
+  out.in_use = element_integer(r, 2, kScripts);
+  out.ahead = element_integer(r, 3, kScripts);
+  out.acquired = element_integer(r, 0, kScripts) == 1;
   // A holder taking again keeps what it holds.
-  if (out.acquired) out.permits = element(r, 4);
+  if (out.acquired) out.permits = element_integer(r, 4, kScripts);
 }
 
 Status decode_status(const redisReply* r) {

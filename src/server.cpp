@@ -13,22 +13,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// INFO replies are `field:value` lines; returns the value of `field`, or "".
-std::string info_field(std::string_view info, std::string_view field) {
-  std::size_t pos = 0;
-  while (pos < info.size()) {
-    auto end = info.find("\r\n", pos);
-    std::string_view line = info.substr(pos, end == std::string_view::npos ? end : end - pos);
-    if (line.size() > field.size() && line.substr(0, field.size()) == field &&
-        line[field.size()] == ':') {
-      return std::string(line.substr(field.size() + 1));
-    }
-    if (end == std::string_view::npos) break;
-    pos = end + 2;
-  }
-  return {};
-}
-
 // One PING round trip on a connected connection, in microseconds.
 std::int64_t time_ping(Connection& conn) {
   auto start = Clock::now();
@@ -37,9 +21,9 @@ std::int64_t time_ping(Connection& conn) {
 }
 
 // The server's version in an INFO server reply: valkey_version, else redis_version.
-std::string version_in(std::string_view info) {
-  std::string version = info_field(info, "valkey_version");
-  return version.empty() ? info_field(info, "redis_version") : version;
+std::string version_in(const InfoFields& info) {
+  std::string version = info_value(info, "valkey_version");
+  return version.empty() ? info_value(info, "redis_version") : version;
 }
 
 // Connects to `ep` and times a PING; a node that does not answer gets rtt -1 and the reason.
@@ -53,7 +37,7 @@ Node probe(const Endpoint& ep, std::string role, Millis timeout, std::string* ve
     conn.ensure_connected();
     n.rtt_us = time_ping(conn);
     if (version != nullptr) {
-      *version = version_in(reply_string(conn.command({"INFO", "server"}).get()));
+      *version = version_in(parse_info(reply_string(conn.command({"INFO", "server"}).get())));
     }
   } catch (const Error& e) {
     n.rtt_us = -1;
@@ -64,15 +48,36 @@ Node probe(const Endpoint& ep, std::string role, Millis timeout, std::string* ve
 
 }  // namespace
 
+InfoFields parse_info(std::string_view text) {
+  InfoFields fields;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    auto end = text.find("\r\n", pos);
+    std::string_view line = text.substr(pos, end == std::string_view::npos ? end : end - pos);
+    auto colon = line.find(':');
+    if (colon != std::string_view::npos && line[0] != '#') {
+      fields[std::string(line.substr(0, colon))] = std::string(line.substr(colon + 1));
+    }
+    if (end == std::string_view::npos) break;
+    pos = end + 2;
+  }
+  return fields;
+}
+
+std::string info_value(const InfoFields& fields, std::string_view field) {
+  auto it = fields.find(field);
+  return it == fields.end() ? std::string{} : it->second;
+}
+
 Ping ping(Connection& conn) {
   conn.ensure_connected();
   Ping p;
   p.rtt_us = time_ping(conn);
   Reply info = conn.command({"INFO", "server"});
-  std::string text = reply_string(info.get());
+  InfoFields fields = parse_info(reply_string(info.get()));
   p.url = conn.endpoint().describe();
-  p.version = version_in(text);
-  p.mode = info_field(text, "redis_mode");
+  p.version = version_in(fields);
+  p.mode = info_value(fields, "redis_mode");
   if (p.mode.empty()) p.mode = "standalone";
   if (p.mode == "cluster") {
     if (auto masters = cluster::masters(conn)) {

@@ -2,7 +2,10 @@
 /// Facts about the server (or servers) rcoord talks to.
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "connection.hpp"
@@ -24,6 +27,12 @@ struct Ping {
   std::int64_t rtt_us = 0;  ///< one PING round trip to the server commands go to
   std::vector<Node> nodes;  ///< every server of a sentinel, cluster or Redlock setup
 };
+
+/// The `field:value` lines of an INFO (or CLUSTER INFO) reply; `# Section` lines skipped.
+using InfoFields = std::map<std::string, std::string, std::less<>>;
+InfoFields parse_info(std::string_view text);
+/// The value of `field`, or "" when the reply has none.
+std::string info_value(const InfoFields& fields, std::string_view field);
 
 /// Connects, times one PING, and reads INFO server; through Sentinel, also pings each
 /// sentinel. Throws Error(kConnection).

@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <chrono>
 
-#include "cluster.hpp"
 #include "errors.hpp"
 #include "lua_scripts.hpp"
 #include "pubsub.hpp"
+#include "redirect.hpp"
 #include "script.hpp"
 #include "signals.hpp"
 #include "token.hpp"

@@ -14,13 +14,13 @@
 
 #include "bloom.hpp"
 #include "complete.hpp"
-#include "connection.hpp"
 #include "elect.hpp"
 #include "fuzz_support.hpp"
 #include "latch.hpp"
 #include "limit.hpp"
 #include "pf.hpp"
 #include "queue.hpp"
+#include "reply.hpp"
 #include "semaphore.hpp"
 
 namespace {

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "errors.hpp"
+#include "redirect.hpp"
 
 namespace rcoord {
 namespace {

@@ -1,20 +1,19 @@
-// The primitives' reply decoders, on replies that hiredis's reader builds from RESP text:
+// The primitives' reply decoders, on replies that ReplyParser builds from RESP text:
 // the fields land where they belong, and a reply of another shape is Error(kServer).
 
 #include <doctest/doctest.h>
-#include <hiredis/read.h>
 
 #include <string>
 #include <vector>
 
 #include "bloom.hpp"
 #include "complete.hpp"
-#include "connection.hpp"
 #include "elect.hpp"
 #include "errors.hpp"
 #include "latch.hpp"
 #include "limit.hpp"
 #include "queue.hpp"
+#include "reply.hpp"
 #include "semaphore.hpp"
 
 using namespace rcoord;
@@ -23,14 +22,12 @@ using namespace std::string_literals;
 namespace {
 
 Reply parse(const std::string& resp) {
-  redisReader* reader = redisReaderCreate();
-  redisReaderFeed(reader, resp.data(), resp.size());
-  void* raw = nullptr;
-  int status = redisReaderGetReply(reader, &raw);
-  redisReaderFree(reader);
-  REQUIRE(status == REDIS_OK);
-  REQUIRE(raw != nullptr);
-  return Reply(static_cast<redisReply*>(raw));
+  ReplyParser parser;
+  parser.feed(resp);
+  Reply r;
+  REQUIRE(parser.next(r));
+  REQUIRE(r != nullptr);
+  return r;
 }
 
 template <typename Fn>

@@ -1,0 +1,430 @@
+#include "transport.hpp"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+
+#include "errors.hpp"
+#include "signals.hpp"
+
+namespace rcoord {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kConnectHint = "set --url or RCOORD_URL";
+
+// OpenSSL's queued errors, most recent last, as one line; clears the queue.
+std::string tls_error_text() {
+  std::string text;
+  while (unsigned long code = ERR_get_error()) {
+    char buf[256];
+    ERR_error_string_n(code, buf, sizeof(buf));
+    const char* reason = ERR_reason_error_string(code);
+    text = reason != nullptr ? reason : buf;
+  }
+  return text;
+}
+
+bool is_ip_literal(const std::string& host) {
+  in6_addr addr{};
+  return inet_pton(AF_INET, host.c_str(), &addr) == 1 ||
+         inet_pton(AF_INET6, host.c_str(), &addr) == 1;
+}
+
+// OpenSSL writes with write(2), which raises SIGPIPE on a closed peer. Ignoring SIGPIPE for
+// the whole process would leak into the children `run` starts, so it is blocked only
+// around the write, and a SIGPIPE that write raised is taken back before unblocking.
+class SigpipeBlocked {
+ public:
+  SigpipeBlocked() {
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    sigset_t pending;
+    sigpending(&pending);
+    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &pipe, &old_);
+  }
+  ~SigpipeBlocked() {
+    if (!was_pending_) {
+      sigset_t pipe;
+      sigemptyset(&pipe);
+      sigaddset(&pipe, SIGPIPE);
+      timespec zero{0, 0};
+      while (sigtimedwait(&pipe, nullptr, &zero) == SIGPIPE) {
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  SigpipeBlocked(const SigpipeBlocked&) = delete;
+  SigpipeBlocked& operator=(const SigpipeBlocked&) = delete;
+
+ private:
+  sigset_t old_{};
+  bool was_pending_ = false;
+};
+
+// What to do about a certificate the verification refused.
+const char* verify_hint(long result) {
+  if (result == X509_V_ERR_HOSTNAME_MISMATCH || result == X509_V_ERR_IP_ADDRESS_MISMATCH) {
+    return "connect by a name the certificate holds, or give that name with --sni";
+  }
+  return "give the CA that signed the server's certificate with --tls-ca (or --tls-insecure "
+         "to skip verification)";
+}
+
+}  // namespace
+
+std::string Deadline::missed(std::string_view preposition) const {
+  if (capped) return "by its deadline";
+  return fmt::format("{} {}", preposition, format_duration(timeout));
+}
+
+Transport::OwnedFd::~OwnedFd() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void Transport::TlsContextFree::operator()(ssl_ctx_st* ctx) const { SSL_CTX_free(ctx); }
+
+void Transport::TlsSessionFree::operator()(ssl_st* tls) const { SSL_free(tls); }
+
+void Transport::close() {
+  // Moved out, the resources die with `closing`, the TLS session before the socket under it;
+  // what stays here is the moved-from state: closed.
+  Transport closing(std::move(*this));
+}
+
+void Transport::abort() {
+  if (is_open()) {
+    // RST instead of FIN: what our kernel still holds of a request we gave up on is dropped,
+    // so it cannot reach the server later (after a partition heals) and take something there.
+    linger rst{1, 0};
+    setsockopt(fd_.get(), SOL_SOCKET, SO_LINGER, &rst, sizeof(rst));
+  }
+  close();
+}
+
+void Transport::fail(const std::string& what, const std::string& hint) {
+  abort();
+  throw Error(kConnection, what, hint);
+}
+
+void Transport::connect(const Endpoint& endpoint, const Deadline& deadline) {
+  close();
+  peer_ = endpoint.describe();
+  connect_socket(endpoint, deadline);
+  if (endpoint.tls) start_tls(endpoint, deadline);
+  try {
+    parser_ = std::make_unique<ReplyParser>();
+  } catch (const Error& e) {
+    fail(e.what(), "");
+  }
+}
+
+bool Transport::wait_for(short events, const Deadline& deadline) {
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.at - Clock::now());
+    if (left.count() <= 0) return false;
+    timespec ts{static_cast<time_t>(left.count() / 1'000'000'000),
+                static_cast<long>(left.count() % 1'000'000'000)};
+    pollfd p{fd_.get(), events, 0};
+    int n = ppoll(&p, 1, &ts, signals::wait_mask());
+    if (n > 0) return true;
+    if (n == 0) return false;
+    if (errno != EINTR)
+      fail(fmt::format("poll failed on {}: {}", peer_, std::strerror(errno)), kConnectHint);
+    if (signals::wait_mask() != nullptr && signals::pending() != 0) {
+      abort();  // a reply may be in flight; this socket cannot be reused
+      throw Error(kInterrupted, fmt::format("interrupted by signal {}", signals::pending()));
+    }
+  }
+}
+
+void Transport::connect_socket(const Endpoint& endpoint, const Deadline& deadline) {
+  if (!endpoint.socket_path.empty()) {
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    if (endpoint.socket_path.size() >= sizeof(addr.sun_path)) {
+      throw Error(kUsage, fmt::format("unix socket path too long: {}", endpoint.socket_path),
+                  "use a path shorter than 108 bytes");
+    }
+    std::memcpy(addr.sun_path, endpoint.socket_path.c_str(), endpoint.socket_path.size() + 1);
+    fd_ = OwnedFd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (!is_open()) fail("cannot create a socket", std::strerror(errno));
+    if (::connect(fd_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 &&
+        errno != EINPROGRESS && errno != EAGAIN) {
+      fail(fmt::format("cannot connect to {}: {}", peer_, std::strerror(errno)), kConnectHint);
+    }
+    return;
+  }
+
+  // Numeric addresses skip the resolver entirely (no NSS modules loaded: cheaper start-up).
+  sockaddr_storage storage{};
+  socklen_t len = 0;
+  auto* v4 = reinterpret_cast<sockaddr_in*>(&storage);
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(&storage);
+  auto port = htons(static_cast<std::uint16_t>(endpoint.port));
+  if (inet_pton(AF_INET, endpoint.host.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = port;
+    len = sizeof(sockaddr_in);
+  } else if (inet_pton(AF_INET6, endpoint.host.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = port;
+    len = sizeof(sockaddr_in6);
+  } else {
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    int rc = getaddrinfo(endpoint.host.c_str(), nullptr, &hints, &found);
+    if (rc != 0 || found == nullptr) {
+      fail(fmt::format("cannot resolve host '{}': {}", endpoint.host, gai_strerror(rc)),
+           kConnectHint);
+    }
+    std::memcpy(&storage, found->ai_addr, found->ai_addrlen);
+    len = found->ai_addrlen;
+    freeaddrinfo(found);
+    reinterpret_cast<sockaddr_in*>(&storage)->sin_port = port;  // same offset in sockaddr_in6
+  }
+
+  fd_ = OwnedFd(::socket(storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!is_open()) fail("cannot create a socket", std::strerror(errno));
+  int one = 1;
+  setsockopt(fd_.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  if (::connect(fd_.get(), reinterpret_cast<sockaddr*>(&storage), len) != 0) {
+    if (errno != EINPROGRESS) {
+      fail(fmt::format("cannot connect to {}: {}", peer_, std::strerror(errno)), kConnectHint);
+    }
+    if (!wait_for(POLLOUT, deadline)) {
+      fail(fmt::format("cannot connect to {}: timed out {}", peer_, deadline.missed("after")),
+           "check the address, or raise --timeout");
+    }
+    int err = 0;
+    socklen_t err_len = sizeof(err);
+    getsockopt(fd_.get(), SOL_SOCKET, SO_ERROR, &err, &err_len);
+    if (err != 0) {
+      fail(fmt::format("cannot connect to {}: {}", peer_, std::strerror(err)), kConnectHint);
+    }
+  }
+}
+
+void Transport::start_tls(const Endpoint& endpoint, const Deadline& deadline) {
+  const TlsSettings& t = endpoint.tls_settings;
+  tls_ctx_.reset(SSL_CTX_new(TLS_client_method()));
+  if (!tls_ctx_) fail("cannot set up TLS", tls_error_text());
+  SSL_CTX* ctx = tls_ctx_.get();
+  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+  auto bad_file = [&](const char* what, const std::string& file) {
+    std::string why = tls_error_text();
+    close();
+    throw Error(kUsage, fmt::format("cannot use {} '{}': {}", what, file, why),
+                "give a readable PEM file");
+  };
+  if (!t.insecure) {
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
+    if (!t.ca_file.empty()) {
+      if (SSL_CTX_load_verify_locations(ctx, t.ca_file.c_str(), nullptr) != 1) {
+        bad_file("the CA file", t.ca_file);
+      }
+    } else {
+      SSL_CTX_set_default_verify_paths(ctx);
+    }
+  }
+  if (!t.cert_file.empty()) {
+    if (SSL_CTX_use_certificate_chain_file(ctx, t.cert_file.c_str()) != 1) {
+      bad_file("the client certificate", t.cert_file);
+    }
+    const std::string& key = t.key_file.empty() ? t.cert_file : t.key_file;
+    if (SSL_CTX_use_PrivateKey_file(ctx, key.c_str(), SSL_FILETYPE_PEM) != 1 ||
+        SSL_CTX_check_private_key(ctx) != 1) {
+      bad_file("the client key", key);
+    }
+  }
+  tls_.reset(SSL_new(ctx));
+  SSL* tls = tls_.get();
+  if (tls == nullptr || SSL_set_fd(tls, fd_.get()) != 1) {
+    fail("cannot set up TLS", tls_error_text());
+  }
+  const std::string& name = t.sni.empty() ? endpoint.host : t.sni;
+  if (!is_ip_literal(name)) {
+    // SSL_set_tlsext_host_name, spelled out: the macro's C cast trips -Wold-style-cast.
+    SSL_ctrl(tls, SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
+             const_cast<char*>(name.c_str()));
+  }
+  if (!t.insecure) {
+    if (is_ip_literal(name)) {
+      X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(tls), name.c_str());
+    } else {
+      SSL_set1_host(tls, name.c_str());
+    }
+  }
+  for (;;) {
+    ERR_clear_error();
+    int rc = SSL_connect(tls);
+    if (rc == 1) return;
+    int err = SSL_get_error(tls, rc);
+    short wait = 0;
+    if (err == SSL_ERROR_WANT_READ) wait = POLLIN;
+    if (err == SSL_ERROR_WANT_WRITE) wait = POLLOUT;
+    if (wait == 0) {
+      long verified = SSL_get_verify_result(tls);
+      if (verified != X509_V_OK) {
+        fail(fmt::format("TLS certificate of {} was refused: {}", peer_,
+                         X509_verify_cert_error_string(verified)),
+             verify_hint(verified));
+      }
+      std::string why = tls_error_text();
+      fail(fmt::format("TLS handshake with {} failed: {}", peer_,
+                       why.empty() ? "the server closed the connection" : why),
+           "check that this port speaks TLS, and --tls-cert/--tls-key if the server "
+           "requires a client certificate");
+    }
+    if (!wait_for(wait, deadline)) {
+      fail(fmt::format("TLS handshake with {} timed out {}", peer_, deadline.missed("after")),
+           "check that this port speaks TLS, or raise --timeout");
+    }
+  }
+}
+
+Transport::Io Transport::send_some(std::string_view data) {
+  if (tls_) {
+    SigpipeBlocked no_sigpipe;
+    ERR_clear_error();
+    std::size_t written = 0;
+    if (SSL_write_ex(tls_.get(), data.data(), data.size(), &written) == 1) {
+      return {static_cast<std::ptrdiff_t>(written), 0};
+    }
+    return tls_outcome(-1);
+  }
+  for (;;) {
+    ssize_t n = ::send(fd_.get(), data.data(), data.size(), MSG_NOSIGNAL);
+    if (n >= 0) return {n, 0};
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return {-1, POLLOUT};
+    io_error_ = std::strerror(errno);
+    return {-1, 0};
+  }
+}
+
+Transport::Io Transport::recv_some(char* buf, std::size_t len) {
+  if (tls_) {
+    ERR_clear_error();
+    std::size_t got = 0;
+    if (SSL_read_ex(tls_.get(), buf, len, &got) == 1) {
+      return {static_cast<std::ptrdiff_t>(got), 0};
+    }
+    return tls_outcome(-1);
+  }
+  for (;;) {
+    ssize_t n = ::recv(fd_.get(), buf, len, 0);
+    if (n >= 0) return {n, 0};
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return {-1, POLLIN};
+    io_error_ = std::strerror(errno);
+    return {-1, 0};
+  }
+}
+
+Transport::Io Transport::tls_outcome(int rc) {
+  switch (SSL_get_error(tls_.get(), rc)) {
+    case SSL_ERROR_WANT_READ:
+      return {-1, POLLIN};
+    case SSL_ERROR_WANT_WRITE:
+      return {-1, POLLOUT};
+    case SSL_ERROR_ZERO_RETURN:
+      return {0, 0};
+    case SSL_ERROR_SYSCALL:
+      io_error_ = errno != 0 ? std::strerror(errno) : "the server closed the connection";
+      if (errno == 0) return {0, 0};
+      return {-1, 0};
+    default: {
+      std::string why = tls_error_text();
+      io_error_ = why.empty() ? "TLS error" : "TLS error: " + why;
+      return {-1, 0};
+    }
+  }
+}
+
+void Transport::write_all(std::string_view data, const Deadline& deadline) {
+  while (!data.empty()) {
+    Io io = send_some(data);
+    if (io.bytes > 0) {
+      data.remove_prefix(static_cast<std::size_t>(io.bytes));
+      continue;
+    }
+    if (io.wait != 0) {
+      if (!wait_for(io.wait, deadline)) {
+        fail(fmt::format("timed out writing to {} {}", peer_, deadline.missed("after")),
+             "the server may be paused or overloaded; raise --timeout");
+      }
+      continue;
+    }
+    fail(fmt::format("cannot write to {}: {}", peer_,
+                     io.bytes == 0 ? "the server closed the connection" : io_error_),
+         "check that the server is up");
+  }
+}
+
+bool Transport::read_some() {
+  char buf[16384];
+  Io io = recv_some(buf, sizeof(buf));
+  if (io.bytes > 0) {
+    parser_->feed({buf, static_cast<std::size_t>(io.bytes)});
+    return true;
+  }
+  if (io.bytes == 0) {
+    fail(fmt::format("connection to {} closed by the server", peer_),
+         "check the server log; it may have restarted or hit its client limits");
+  }
+  if (io.wait == 0) {
+    fail(fmt::format("cannot read from {}: {}", peer_, io_error_), "check that the server is up");
+  }
+  pending_wait_ = io.wait;
+  return false;
+}
+
+Reply Transport::next_parsed() {
+  Reply r;
+  if (!parser_->next(r)) {
+    fail(fmt::format("protocol error from {}: {}", peer_, parser_->error()),
+         "is this a Redis server? check --url");
+  }
+  return r;
+}
+
+Reply Transport::read_reply(const Deadline& deadline) {
+  for (;;) {
+    if (Reply r = next_parsed()) return r;
+    if (read_some()) continue;
+    if (!wait_for(pending_wait_, deadline)) {
+      fail(fmt::format("no reply from {} {}", peer_, deadline.missed("within")),
+           "the server may be paused or overloaded; raise --timeout");
+    }
+  }
+}
+
+Reply Transport::poll_reply(const Deadline& deadline) {
+  for (;;) {
+    if (Reply r = next_parsed()) return r;
+    // Read before polling: a TLS session may hold decrypted bytes the socket no longer shows.
+    if (read_some()) continue;
+    if (!wait_for(pending_wait_, deadline)) return nullptr;
+  }
+}
+
+}  // namespace rcoord
