@@ -5,8 +5,8 @@
 #include "errors.hpp"
 #include "executable.hpp"
 #include "hold.hpp"
+#include "holding.hpp"
 #include "signals.hpp"
-#include "supervise.hpp"
 #include "text.hpp"
 #include "token.hpp"
 #include "watch.hpp"
@@ -48,8 +48,6 @@ std::string to_text(const Change& r) { return escape_text(r.state.id) + "\n"; }
 namespace rcoord::cmd {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 struct ElectArgs {
   std::string name;
   std::string watch;
@@ -84,11 +82,16 @@ void note_not_leader(Context& ctx, const elect::Campaign& r) {
                              r.term, seconds(r.ttl_ms)));
 }
 
-// Stepping down is exact: the token (and, once known, the term) say which leadership is ours.
+std::string leadership_what(const std::string& name) {
+  return fmt::format("leadership of '{}'", name);
+}
+
+// Stepping down is exact: the token says which leadership is ours (elect::lease adds the
+// term once it is known).
 Holding holding(Context& ctx, const std::string& name, const std::string& id,
-                const std::string& token, std::optional<std::int64_t> term = std::nullopt) {
-  return {fmt::format("leadership of '{}'", name), [&ctx, name, id, token, term] {
-            elect::resign(ctx.conn(), ctx.keys(), name, {id, term, token});
+                const std::string& token) {
+  return {leadership_what(name), [&ctx, name, id, token] {
+            elect::resign(ctx.conn(), ctx.keys(), name, {id, std::nullopt, token});
           }};
 }
 
@@ -154,20 +157,13 @@ int run_run(Context& ctx, const ElectArgs& a) {
     return a.conflict_exit_code;
   }
 
-  Lease lease{ttl, r.sent, [&](Clock::time_point deadline) {
-                DeadlineCap bounded(ctx.conn(), deadline);
-                return elect::renew(ctx.conn(), ctx.keys(), a.name, a.id, r.term, ttl);
-              }};
-  SuperviseOptions sup{
-      a.command,
-      {{"RCOORD_TERM", std::to_string(r.term)}, {"RCOORD_ELECTION", a.name}, {"RCOORD_ID", a.id}},
-      kill_grace,
-      ctx.settings().timeout};
-  sup.max_run = max_run;
-  Holding held = holding(ctx, a.name, a.id, opts.token, r.term);
-  int code = run_supervised(ctx, held, sup, lease);
-  if (code != kLost) give_back_quietly(ctx, held);  // step down
-  return code;
+  Lease lease = elect::lease(ctx.conn(), ctx.keys(), r, opts.token, ttl);
+  HoldingOptions options{
+      {a.command,
+       {{"RCOORD_TERM", std::to_string(r.term)}, {"RCOORD_ELECTION", a.name}, {"RCOORD_ID", a.id}},
+       kill_grace}};
+  options.supervise.max_run = max_run;
+  return run_supervised(ctx, leadership_what(a.name), lease, options);  // then steps down
 }
 
 template <typename Fn>

@@ -1,6 +1,14 @@
 #include "hold.hpp"
 
 namespace rcoord::cmd {
+namespace {
+
+void warn_not_given_back(std::string_view what, std::string_view error) {
+  Printer::warn(
+      fmt::format("rcoord: could not give back {}: {} (it expires by its TTL)", what, error));
+}
+
+}  // namespace
 
 void give_back_quietly(Context& ctx, const Holding& held) {
   signals::Uninterruptible quiet;
@@ -9,8 +17,7 @@ void give_back_quietly(Context& ctx, const Holding& held) {
   try {
     held.give_back();
   } catch (const Error& e) {
-    Printer::warn(fmt::format("rcoord: could not give back {}: {} (it expires by its TTL)",
-                              held.what, e.what()));
+    warn_not_given_back(held.what, e.what());
   }
 }
 
@@ -32,29 +39,36 @@ std::optional<Millis> max_run_option(const std::string& given) {
   return max_run;
 }
 
-void warn_timed_out(const SuperviseOptions& opts, std::string_view what_next) {
+void warn_timed_out(Millis max_run, Millis kill_grace, std::string_view what_next) {
   Printer::warn(fmt::format(
       "rcoord: the command ran longer than --max-run {}: its process group got SIGTERM (and "
       "SIGKILL if still running {} later); {}",
-      format_duration(opts.max_run.value_or(Millis(0))), format_duration(opts.kill_grace),
-      what_next));
+      format_duration(max_run), format_duration(kill_grace), what_next));
 }
 
-int run_supervised(Context& ctx, const Holding& held, const SuperviseOptions& opts, Lease& lease) {
-  SuperviseResult result = supervise(opts, lease);
-  if (result.lost) {
-    Printer::warn(
-        fmt::format("rcoord: {} was lost while the command ran: {} (the command was "
-                    "terminated)",
-                    held.what, result.lost_reason));
-    give_back_quietly(ctx, held);  // exact by token: harmless if someone else holds it now
-    return kLost;
-  }
-  if (result.timed_out) {
-    warn_timed_out(opts, fmt::format("{} {}", held.what, held.after_run));
-    return kTimedOut;
-  }
-  return result.exit_code;
+int run_supervised(Context& ctx, std::string_view what, Lease& lease, HoldingOptions opts) {
+  opts.supervise.margin = ctx.settings().timeout;
+  opts.give_back_timeout = ctx.settings().timeout;
+  std::string after_run = opts.min_hold > Millis(0)
+                              ? "is kept until --min-hold has passed since it was taken"
+                              : "is given back";
+  return run_holding(lease, opts, [&](const HoldEvent& e) {
+    switch (e.kind) {
+      case HoldEvent::Kind::kLost:
+        Printer::warn(
+            fmt::format("rcoord: {} was lost while the command ran: {} (the command was "
+                        "terminated)",
+                        what, e.detail));
+        return;
+      case HoldEvent::Kind::kTimedOut:
+        warn_timed_out(opts.supervise.max_run.value_or(Millis(0)), opts.supervise.kill_grace,
+                       fmt::format("{} {}", what, after_run));
+        return;
+      case HoldEvent::Kind::kGiveBackFailed:
+        warn_not_given_back(what, e.detail);
+        return;
+    }
+  });
 }
 
 }  // namespace rcoord::cmd

@@ -1,6 +1,7 @@
 #pragma once
 /// The wiring every `run` verb shares (lock run, sem run, elect run): take something while
-/// Ctrl-C can still abort cleanly, keep it while the command runs, give it back after.
+/// Ctrl-C can still abort cleanly, then run the command while holding it (run_holding in
+/// src/holding.hpp) and say on stderr what became of it.
 
 #include <fmt/format.h>
 
@@ -9,17 +10,15 @@
 
 #include "context.hpp"
 #include "errors.hpp"
+#include "holding.hpp"
 #include "signals.hpp"
-#include "supervise.hpp"
 
 namespace rcoord::cmd {
 
-/// What a `run` verb holds, for messages and clean-up.
+/// What a verb is taking, for messages and for clean-up when the take is cut short.
 struct Holding {
   std::string what;                 ///< "lock 'backup'", for messages
   std::function<void()> give_back;  ///< exact (token-based) and harmless when not held
-  /// What becomes of it once the command has ended, for messages (--min-hold keeps a lock).
-  std::string after_run = "is given back";
 };
 
 /// Calls give_back with signals held off, within one --timeout; a failure is only a warning
@@ -48,8 +47,9 @@ Millis run_kill_grace(const Context& ctx, const std::string& given, Millis lease
 /// Error(kUsage) for a value that is not a duration, or is zero.
 std::optional<Millis> max_run_option(const std::string& given);
 
-/// Says on stderr that the command outlived --max-run and was stopped.
-void warn_timed_out(const SuperviseOptions& opts, std::string_view what_next);
+/// Says on stderr that the command outlived --max-run (killed `kill_grace` after SIGTERM if
+/// still running) and was stopped.
+void warn_timed_out(Millis max_run, Millis kill_grace, std::string_view what_next);
 
 /// Runs `take` (which may wait) so that SIGINT/SIGTERM/SIGHUP interrupt the wait at once.
 /// If a signal arrives while waiting, or just as `take` returns, whatever the interrupted
@@ -68,10 +68,10 @@ auto take_or_abort(Context& ctx, const Holding& held, Take&& take) -> decltype(t
               "nothing is held");
 }
 
-/// Supervises the command while `lease` renews what is held. Returns the command's exit
-/// code, kLost (with a warning) when the hold was lost while it ran, or kTimedOut (with a
-/// warning) when it ran past --max-run and was stopped. Does not give back: the caller
-/// decides (release, or keep it for --min-hold).
-int run_supervised(Context& ctx, const Holding& held, const SuperviseOptions& opts, Lease& lease);
+/// Runs `opts.supervise.command` while holding `lease` (run_holding), with one --timeout for
+/// the margin and the give-back. Returns the command's exit code, kLost (with a warning) when
+/// `what` was lost while it ran, or kTimedOut (with a warning) when it ran past --max-run and
+/// was stopped; a give-back that fails is a warning too.
+int run_supervised(Context& ctx, std::string_view what, Lease& lease, HoldingOptions opts);
 
 }  // namespace rcoord::cmd

@@ -7,9 +7,9 @@
 #include "errors.hpp"
 #include "executable.hpp"
 #include "hold.hpp"
+#include "holding.hpp"
 #include "redlock_command.hpp"
 #include "signals.hpp"
-#include "supervise.hpp"
 #include "text.hpp"
 #include "token.hpp"
 #include "watch.hpp"
@@ -62,8 +62,6 @@ std::string to_text(const Broken& r) {
 namespace rcoord::cmd {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 struct LockArgs {
   std::string name;
   std::string ttl = "30s";
@@ -92,8 +90,10 @@ void note_busy(Context& ctx, const lock::Acquired& r) {
       fmt::format("rcoord: lock '{}' is busy (held for another {})", r.name, seconds(r.ttl_ms)));
 }
 
+std::string lock_what(const std::string& name) { return fmt::format("lock '{}'", name); }
+
 Holding holding(Context& ctx, const std::string& name, const std::string& token) {
-  return {fmt::format("lock '{}'", name),
+  return {lock_what(name),
           [&ctx, name, token] { lock::release(ctx.conn(), ctx.keys(), name, token); }};
 }
 
@@ -150,20 +150,6 @@ int run_break(Context& ctx, const LockArgs& a) {
   return r.broken ? kYes : kNo;
 }
 
-// After the command: keep the lock until --min-hold has passed since acquisition (so a
-// host whose cron fires late finds it busy), else release it.
-void finish(Context& ctx, const LockArgs& a, const std::string& token, Millis min_hold,
-            Clock::time_point acquired_at) {
-  auto held_for = std::chrono::duration_cast<Millis>(Clock::now() - acquired_at);
-  Holding held = holding(ctx, a.name, token);
-  if (min_hold > held_for) {
-    held.give_back = [&] {
-      lock::extend(ctx.conn(), ctx.keys(), a.name, token, min_hold - held_for);
-    };
-  }
-  give_back_quietly(ctx, held);
-}
-
 int run_run(Context& ctx, const LockArgs& a) {
   Millis ttl = duration_or_throw("--ttl", a.ttl);
   Millis min_hold = a.min_hold.empty() ? Millis(0) : duration_or_throw("--min-hold", a.min_hold);
@@ -188,25 +174,15 @@ int run_run(Context& ctx, const LockArgs& a) {
     note_busy(ctx, r);
     return a.conflict_exit_code;
   }
-  auto acquired_at = Clock::now();
-
-  Lease lease{ttl, r.sent, [&](Clock::time_point deadline) {
-                DeadlineCap bounded(ctx.conn(), deadline);
-                return lock::extend(ctx.conn(), ctx.keys(), a.name, r.token, ttl).extended;
-              }};
-  SuperviseOptions sup{a.command,
-                       {{"RCOORD_TOKEN", r.token},
-                        {"RCOORD_FENCE", std::to_string(r.fence)},
-                        {"RCOORD_LOCK", a.name}},
-                       kill_grace,
-                       ctx.settings().timeout};
-  sup.max_run = max_run;
-  Holding held = holding(ctx, a.name, r.token);
-  if (min_hold > Millis(0))
-    held.after_run = "is kept until --min-hold has passed since it was taken";
-  int code = run_supervised(ctx, held, sup, lease);
-  if (code != kLost) finish(ctx, a, r.token, min_hold, acquired_at);
-  return code;
+  Lease lease = lock::lease(ctx.conn(), ctx.keys(), r, ttl);
+  HoldingOptions options{{a.command,
+                          {{"RCOORD_TOKEN", r.token},
+                           {"RCOORD_FENCE", std::to_string(r.fence)},
+                           {"RCOORD_LOCK", a.name}},
+                          kill_grace}};
+  options.supervise.max_run = max_run;
+  options.min_hold = min_hold;
+  return run_supervised(ctx, lock_what(a.name), lease, options);
 }
 
 template <typename Fn>

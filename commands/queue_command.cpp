@@ -1,24 +1,21 @@
 #include "queue_command.hpp"
 
 #include <fmt/format.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
-#include <csignal>
 #include <cstdlib>
 #include <cstring>
 
 #include "config.hpp"
+#include "consume.hpp"
 #include "errors.hpp"
 #include "executable.hpp"
 #include "hold.hpp"
 #include "items.hpp"
 #include "signals.hpp"
-#include "supervise.hpp"
 #include "text.hpp"
 #include "watch.hpp"
 
@@ -335,50 +332,7 @@ int run_purge(Context& ctx, const QueueArgs& a) {
 
 // --- consume ---------------------------------------------------------------------------------
 
-// The message, as the command's standard input: an anonymous in-memory file, so the command
-// can read it at its own pace (or seek in it), and any size fits.
-class MessageFile {
- public:
-  explicit MessageFile(std::string_view bytes) : fd_(memfd_create("rcoord-message", MFD_CLOEXEC)) {
-    if (fd_ < 0) fail();
-    while (!bytes.empty()) {
-      ssize_t n = ::write(fd_, bytes.data(), bytes.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) fail();
-      bytes.remove_prefix(static_cast<std::size_t>(n));
-    }
-    if (::lseek(fd_, 0, SEEK_SET) < 0) fail();
-  }
-  ~MessageFile() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  MessageFile(const MessageFile&) = delete;
-  MessageFile& operator=(const MessageFile&) = delete;
-  int fd() const { return fd_; }
-
- private:
-  [[noreturn]] void fail() {
-    int err = errno;
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-    throw Error(kServer,
-                fmt::format("cannot hand the message to the command: {}", std::strerror(err)),
-                "check the memory limits of this process");
-  }
-  int fd_;
-};
-
-// A termination signal arrived: recorded by a handler or by supervise, or still pending
-// (blocked) in the kernel because it came while no wait was under way.
-bool stop_requested() {
-  if (signals::pending() != 0) return true;
-  sigset_t waiting;
-  sigset_t managed = signals::managed_set();
-  sigpending(&waiting);
-  return std::ranges::any_of(std::array{SIGINT, SIGTERM, SIGHUP}, [&](int s) {
-    return sigismember(&managed, s) == 1 && sigismember(&waiting, s) == 1;
-  });
-}
+using queue::ConsumeOptions;
 
 // A command that cannot be run would fail every message until all of them are dead: check it
 // the way execvp will look for it, before taking any.
@@ -391,102 +345,60 @@ void check_runnable(const std::string& command) {
               "check the command and PATH; no message was taken");
 }
 
-// After the command: ack on 0, nack otherwise. Must finish even when a signal comes.
-void settle(Context& ctx, const QueueArgs& a, const queue::Message& m, int exit_code,
-            Millis retry_delay) {
-  signals::Uninterruptible quiet;
-  if (exit_code == 0) {
-    if (!queue::ack(ctx.conn(), ctx.keys(), a.name, m.id, m.attempt)) {
+// What becomes of each message, on stderr (a failure is a note: -q silences it).
+void report(Context& ctx, const std::string& name, const ConsumeOptions& opts,
+            const queue::ConsumeEvent& e) {
+  const queue::Message& m = e.message;
+  switch (e.kind) {
+    case queue::ConsumeEvent::Kind::kLost:
+      Printer::warn(fmt::format(
+          "rcoord: the lease on message {} of queue '{}' was lost while the command ran: {} "
+          "(the command was terminated; the message will be delivered again)",
+          m.id, name, e.lost_reason));
+      return;
+    case queue::ConsumeEvent::Kind::kTimedOut:
+      warn_timed_out(opts.supervise.max_run.value_or(Millis(0)), opts.supervise.kill_grace,
+                     fmt::format("message {} is given back", m.id));
+      return;
+    case queue::ConsumeEvent::Kind::kAckLate:
       Printer::warn(fmt::format(
           "rcoord: message {} of queue '{}' was handled, but its lease was gone before the ack "
           "(it will be delivered again)",
-          m.id, a.name));
+          m.id, name));
+      return;
+    case queue::ConsumeEvent::Kind::kFailed: {
+      std::string outcome = e.state == queue::NackState::kDead ? "dead now (see 'queue dead')"
+                            : e.state == queue::NackState::kNotInFlight
+                                ? "its lease was gone already"
+                                : queue::state_name(e.state) + " again";
+      ctx.out().note(
+          fmt::format("rcoord: message {} of queue '{}' (attempt {}) failed with exit {}: {}", m.id,
+                      name, m.attempt, e.exit_code, outcome));
+      return;
     }
-    return;
   }
-  queue::NackOptions o{retry_delay, m.attempt, false};
-  auto state = queue::nack(ctx.conn(), ctx.keys(), a.name, m.id, o);
-  std::string outcome = state == queue::NackState::kDead ? "dead now (see 'queue dead')"
-                        : state == queue::NackState::kNotInFlight
-                            ? "its lease was gone already"
-                            : queue::state_name(state) + " again";
-  ctx.out().note(
-      fmt::format("rcoord: message {} of queue '{}' (attempt {}) failed with exit {}: {}", m.id,
-                  a.name, m.attempt, exit_code, outcome));
 }
 
 int run_consume(Context& ctx, const QueueArgs& a) {
   if (a.command.empty()) {
     throw Error(kUsage, "queue consume needs a command", "put it after --, e.g. -- ./handle.sh");
   }
+  ConsumeOptions o;
   Millis ack_timeout = duration_or_throw("--ack-timeout", a.ack_timeout);
-  Millis kill_grace = run_kill_grace(ctx, a.kill_grace, ack_timeout, "--ack-timeout");
-  Millis retry_delay = optional_duration("--retry-delay", a.retry_delay);
-  std::optional<Millis> max_run = max_run_option(a.max_run);
+  o.supervise.command = a.command;
+  o.supervise.kill_grace = run_kill_grace(ctx, a.kill_grace, ack_timeout, "--ack-timeout");
+  o.supervise.margin = ctx.settings().timeout;
+  o.retry_delay = optional_duration("--retry-delay", a.retry_delay);
+  o.supervise.max_run = max_run_option(a.max_run);
   if (a.max_messages < 0) throw Error(kUsage, "--max-messages must be positive", "use e.g. 100");
+  o.max_messages = a.max_messages;
   check_runnable(a.command.front());
-  queue::PopOptions o;
-  o.ack_timeout = ack_timeout;
-  o.max_attempts = a.max_attempts;
-  o.wait = a.idle_exit.empty() ? Millis::max() : duration_or_throw("--idle-exit", a.idle_exit);
-
-  signals::install();
-  std::int64_t handled = 0;
-  int last_code = kYes;
-  for (;;) {
-    if (stop_requested()) return kYes;
-    if (a.max_messages > 0 && handled >= a.max_messages) return last_code;
-    queue::Popped r;
-    try {
-      r = queue::pop(ctx.conn(), ctx.keys(), a.name, o);
-    } catch (const Error& e) {
-      if (e.code() == kInterrupted) return kYes;  // stopped while idle: nothing is held
-      throw;
-    }
-    if (r.messages.empty()) return kYes;  // --idle-exit
-    const queue::Message& m = r.messages.front();
-    if (stop_requested()) {
-      // Taken as the signal came: not started, so give it back as if never delivered.
-      signals::Uninterruptible quiet;
-      queue::nack(ctx.conn(), ctx.keys(), a.name, m.id, {Millis(0), m.attempt, true});
-      return kYes;
-    }
-
-    MessageFile input(m.message);
-    Lease lease{ack_timeout, r.sent, [&](std::chrono::steady_clock::time_point deadline) {
-                  DeadlineCap bounded(ctx.conn(), deadline);
-                  return queue::extend(ctx.conn(), ctx.keys(), a.name, m.id, m.attempt,
-                                       ack_timeout);
-                }};
-    SuperviseOptions sup{a.command,
-                         {{"RCOORD_QUEUE", a.name},
-                          {"RCOORD_MESSAGE_ID", m.id},
-                          {"RCOORD_ATTEMPT", std::to_string(m.attempt)}},
-                         kill_grace,
-                         ctx.settings().timeout,
-                         input.fd(),
-                         true,
-                         max_run};
-    SuperviseResult result = supervise(sup, lease);
-    ++handled;
-    last_code = result.exit_code;
-    if (result.lost) {
-      Printer::warn(fmt::format(
-          "rcoord: the lease on message {} of queue '{}' was lost while the command ran: {} "
-          "(the command was terminated; the message will be delivered again)",
-          m.id, a.name, result.lost_reason));
-      continue;
-    }
-    if (result.timed_out) {
-      // A hung message fails like any other (nacked, dead after --max-attempts); the consumer
-      // goes on with the next one.
-      warn_timed_out(sup, fmt::format("message {} is given back", m.id));
-      last_code = kTimedOut;
-    }
-    settle(ctx, a, m, last_code, retry_delay);
-    // A second signal was passed on to the command: it was cut short, and so are we.
-    if (result.forwarded_signal != 0) return 128 + result.forwarded_signal;
-  }
+  o.pop.ack_timeout = ack_timeout;
+  o.pop.max_attempts = a.max_attempts;
+  o.pop.wait = a.idle_exit.empty() ? Millis::max() : duration_or_throw("--idle-exit", a.idle_exit);
+  return queue::consume(ctx.conn(), ctx.keys(), a.name, o,
+                        [&](const queue::ConsumeEvent& e) { report(ctx, a.name, o, e); })
+      .exit_code;
 }
 
 template <typename Fn>

@@ -6,8 +6,8 @@
 
 #include "errors.hpp"
 #include "hold.hpp"
+#include "holding.hpp"
 #include "lock_command.hpp"
-#include "supervise.hpp"
 #include "token.hpp"
 #include "watch.hpp"
 
@@ -70,7 +70,6 @@ std::string to_text(const Broken& r) { return lock::to_text(r.lock); }
 namespace rcoord::cmd::redlock_verbs {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 constexpr Millis kDefaultTtl{30'000};
 
 redlock::Redlock make(const Context& ctx, Millis ttl) {
@@ -87,8 +86,10 @@ void note_not_held(Context& ctx, const std::string& name) {
   ctx.out().note(fmt::format("rcoord: lock '{}' is not held by this token", name));
 }
 
+std::string lock_what(const std::string& name) { return fmt::format("lock '{}'", name); }
+
 Holding holding(redlock::Redlock& rl, const std::string& name, const std::string& token) {
-  return {fmt::format("lock '{}'", name), [&rl, name, token] { rl.release(name, token); }};
+  return {lock_what(name), [&rl, name, token] { rl.release(name, token); }};
 }
 
 }  // namespace
@@ -146,31 +147,15 @@ int run(Context& ctx, const std::string& name, RunOptions opts) {
     note_busy(ctx, r);
     return opts.conflict_exit_code;
   }
-  auto acquired_at = Clock::now();
-  const std::string token = r.lock.token;
-  // A renewal is a Redlock extend: a quorum must extend it. The supervisor counts the lease
-  // without the drift allowance, so it never believes in a lease the nodes may have ended.
-  Lease lease{ttl - redlock::drift(ttl), r.lock.sent, [&](Clock::time_point deadline) {
-                return rl.extend(name, token, ttl, deadline).lock.extended;
-              }};
-  SuperviseOptions sup{opts.command,
-                       {{"RCOORD_TOKEN", token},
-                        {"RCOORD_FENCE", std::to_string(r.lock.fence)},
-                        {"RCOORD_LOCK", name}},
-                       opts.kill_grace,
-                       ctx.settings().timeout};
-  sup.max_run = opts.max_run;
-  Holding held = holding(rl, name, token);
-  if (opts.min_hold > Millis(0))
-    held.after_run = "is kept until --min-hold has passed since it was taken";
-  int code = run_supervised(ctx, held, sup, lease);
-  if (code == kLost) return code;
-  auto held_for = std::chrono::duration_cast<Millis>(Clock::now() - acquired_at);
-  if (opts.min_hold > held_for) {
-    held.give_back = [&] { rl.extend(name, token, opts.min_hold - held_for); };
-  }
-  give_back_quietly(ctx, held);
-  return code;
+  Lease lease = rl.lease(r, ttl);
+  HoldingOptions options{{opts.command,
+                          {{"RCOORD_TOKEN", r.lock.token},
+                           {"RCOORD_FENCE", std::to_string(r.lock.fence)},
+                           {"RCOORD_LOCK", name}},
+                          opts.kill_grace}};
+  options.supervise.max_run = opts.max_run;
+  options.min_hold = opts.min_hold;
+  return run_supervised(ctx, lock_what(name), lease, options);
 }
 
 }  // namespace rcoord::cmd::redlock_verbs

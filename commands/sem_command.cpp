@@ -83,8 +83,10 @@ semaphore::TakeOptions take_options(const SemArgs& a) {
   return opts;
 }
 
+std::string sem_what(const std::string& name) { return fmt::format("semaphore '{}'", name); }
+
 Holding holding(Context& ctx, const std::string& name, const std::string& token) {
-  return {fmt::format("semaphore '{}'", name),
+  return {sem_what(name),
           [&ctx, name, token] { semaphore::release(ctx.conn(), ctx.keys(), name, token); }};
 }
 
@@ -155,21 +157,14 @@ int run_run(Context& ctx, const SemArgs& a) {
     note_full(ctx, r, opts.permits);
     return a.conflict_exit_code;
   }
-  Holding held = holding(ctx, a.name, r.token);
-  Lease lease{opts.ttl, r.sent, [&](std::chrono::steady_clock::time_point deadline) {
-                DeadlineCap bounded(ctx.conn(), deadline);
-                return semaphore::refresh(ctx.conn(), ctx.keys(), a.name, r.token, opts.ttl);
-              }};
-  SuperviseOptions sup{a.command,
-                       {{"RCOORD_TOKEN", r.token},
-                        {"RCOORD_SEM", a.name},
-                        {"RCOORD_PERMITS", std::to_string(r.permits)}},
-                       kill_grace,
-                       ctx.settings().timeout};
-  sup.max_run = max_run;
-  int code = run_supervised(ctx, held, sup, lease);
-  if (code != kLost) give_back_quietly(ctx, held);
-  return code;
+  Lease lease = semaphore::lease(ctx.conn(), ctx.keys(), r, opts.ttl);
+  HoldingOptions options{{a.command,
+                          {{"RCOORD_TOKEN", r.token},
+                           {"RCOORD_SEM", a.name},
+                           {"RCOORD_PERMITS", std::to_string(r.permits)}},
+                          kill_grace}};
+  options.supervise.max_run = max_run;
+  return run_supervised(ctx, sem_what(a.name), lease, options);
 }
 
 template <typename Fn>

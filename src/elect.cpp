@@ -216,4 +216,16 @@ void observe(Connection& conn, const Keys& keys, std::string_view name,
   }
 }
 
+Lease lease(Connection& conn, const Keys& keys, const Campaign& won, const std::string& token,
+            Millis ttl) {
+  return connection_lease(
+      conn, ttl, won.sent,
+      [&conn, &keys, name = won.name, id = won.id, term = won.term, ttl] {
+        return renew(conn, keys, name, id, term, ttl);
+      },
+      [&conn, &keys, name = won.name, id = won.id, term = won.term, token] {
+        resign(conn, keys, name, {id, term, token});
+      });
+}
+
 }  // namespace rcoord::elect

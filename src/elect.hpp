@@ -18,6 +18,7 @@
 #include "connection.hpp"
 #include "duration.hpp"
 #include "keys.hpp"
+#include "lease.hpp"
 #include "script.hpp"
 
 namespace rcoord::elect {
@@ -74,6 +75,12 @@ struct Resigned {
 /// the vacancy, and wakes one candidate.
 Resigned resign(Connection& conn, const Keys& keys, std::string_view name,
                 const ResignOptions& opts);
+
+/// The lease of the leadership `won` by the process holding `token` (campaigned for with a
+/// TTL of `ttl`), for a command run while leading: renewed by renew() for its term, given
+/// back by resign() of exactly that term and token. `conn` and `keys` must outlive it.
+Lease lease(Connection& conn, const Keys& keys, const Campaign& won, const std::string& token,
+            Millis ttl);
 
 struct Status {
   bool leader = false;  ///< whether anyone leads

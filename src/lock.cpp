@@ -166,5 +166,17 @@ Broken break_lock(Connection& conn, const Keys& keys, std::string_view name) {
   return b;
 }
 
+Lease lease(Connection& conn, const Keys& keys, const Acquired& taken, Millis ttl) {
+  return connection_lease(
+      conn, ttl, taken.sent,
+      [&conn, &keys, name = taken.name, token = taken.token, ttl] {
+        return extend(conn, keys, name, token, ttl).extended;
+      },
+      [&conn, &keys, name = taken.name, token = taken.token] { release(conn, keys, name, token); },
+      [&conn, &keys, name = taken.name, token = taken.token](Millis rest) {
+        extend(conn, keys, name, token, rest);
+      });
+}
+
 }  // namespace lock
 }  // namespace rcoord

@@ -17,6 +17,7 @@
 #include "connection.hpp"
 #include "duration.hpp"
 #include "keys.hpp"
+#include "lease.hpp"
 #include "script.hpp"
 
 namespace rcoord::lock {
@@ -93,5 +94,10 @@ struct Broken {
 };
 /// Deletes the lock whoever holds it (operator override) and wakes a waiter.
 Broken break_lock(Connection& conn, const Keys& keys, std::string_view name);
+
+/// The lease of the lock `taken` (acquired with a TTL of `ttl`), for a command run while
+/// holding it: renewed by extend() to `ttl`, given back by release(), kept by extend().
+/// `conn` and `keys` must outlive it.
+Lease lease(Connection& conn, const Keys& keys, const Acquired& taken, Millis ttl);
 
 }  // namespace rcoord::lock

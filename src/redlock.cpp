@@ -367,4 +367,19 @@ Broken Redlock::break_lock(std::string_view name) {
   return b;
 }
 
+Lease Redlock::lease(const Acquired& taken, Millis ttl) {
+  std::string name = taken.lock.name;
+  std::string token = taken.lock.token;
+  Lease held{ttl - drift(ttl), taken.lock.sent, nullptr, nullptr, nullptr};
+  held.renew = [this, name, token, ttl](Lease::Clock::time_point deadline) {
+    return extend(name, token, ttl, deadline).lock.extended;
+  };
+  // Every node has a short timeout of its own: a give-back never waits long.
+  held.give_back = [this, name, token](Lease::Clock::time_point) { release(name, token); };
+  held.keep = [this, name, token](Millis rest, Lease::Clock::time_point) {
+    extend(name, token, rest);
+  };
+  return held;
+}
+
 }  // namespace rcoord::redlock

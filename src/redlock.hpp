@@ -19,6 +19,7 @@
 #include "connection.hpp"
 #include "duration.hpp"
 #include "keys.hpp"
+#include "lease.hpp"
 #include "lock.hpp"
 #include "url.hpp"
 
@@ -97,6 +98,13 @@ class Redlock {
   /// Deletes it on every node that answers. Throws Error(kConnection) without a quorum
   /// (after breaking it where it could).
   Broken break_lock(std::string_view name);
+
+  /// The lease of the lock `taken` (acquired with a TTL of `ttl`), for a command run while
+  /// holding it: renewed by a quorum extend() to `ttl` (no node waited for past the
+  /// deadline), given back by release(), kept by extend(). Its length leaves out the drift
+  /// allowance, so the supervisor never believes in a lease the nodes may have ended. This
+  /// Redlock must outlive it.
+  Lease lease(const Acquired& taken, Millis ttl);
 
  private:
   struct Attempt;

@@ -145,4 +145,13 @@ Status decode_status(const redisReply* r) {
   return s;
 }
 
+Lease lease(Connection& conn, const Keys& keys, const Taken& taken, Millis ttl) {
+  return connection_lease(
+      conn, ttl, taken.sent,
+      [&conn, &keys, name = taken.name, token = taken.token, ttl] {
+        return refresh(conn, keys, name, token, ttl);
+      },
+      [&conn, &keys, name = taken.name, token = taken.token] { release(conn, keys, name, token); });
+}
+
 }  // namespace rcoord::semaphore

@@ -17,6 +17,7 @@
 #include "connection.hpp"
 #include "duration.hpp"
 #include "keys.hpp"
+#include "lease.hpp"
 #include "script.hpp"
 
 namespace rcoord::semaphore {
@@ -57,6 +58,11 @@ bool release(Connection& conn, const Keys& keys, std::string_view name, std::str
 /// Extends a live holder's lease to `ttl` from now. False if `token` holds nothing.
 bool refresh(Connection& conn, const Keys& keys, std::string_view name, std::string_view token,
              Millis ttl);
+
+/// The lease of the permits `taken` (with a TTL of `ttl`), for a command run while holding
+/// them: renewed by refresh() to `ttl`, given back by release(). `conn` and `keys` must
+/// outlive it.
+Lease lease(Connection& conn, const Keys& keys, const Taken& taken, Millis ttl);
 
 struct Holder {
   std::string token;

@@ -25,7 +25,6 @@
 #include <sys/types.h>
 
 #include <chrono>
-#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,6 +32,7 @@
 #include <vector>
 
 #include "duration.hpp"
+#include "lease.hpp"
 
 namespace rcoord {
 
@@ -62,18 +62,6 @@ Millis default_kill_grace(Millis ttl);
 /// lease's option in the message (`--ttl`, `--ack-timeout`).
 Millis fit_kill_grace(std::optional<Millis> given, Millis ttl, Millis timeout,
                       std::string_view ttl_option);
-
-/// What the supervisor needs to keep a lease alive.
-struct Lease {
-  /// The lease length as the server counts it.
-  Millis ttl{30'000};
-  /// When the request that took it was sent: the lease is counted from there.
-  std::chrono::steady_clock::time_point taken_at;
-  /// Renews the lease without waiting past `deadline` (the stop point). true: still ours;
-  /// false: lost (someone else holds it, or it is gone). May throw Error(kConnection):
-  /// retried until the stop point.
-  std::function<bool(std::chrono::steady_clock::time_point deadline)> renew;
-};
 
 struct SuperviseOptions {
   std::vector<std::string> command;                      ///< argv; no shell

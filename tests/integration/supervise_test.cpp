@@ -24,11 +24,9 @@ struct SuperviseFixture {
   rcoord::Connection conn = rcoord::test::shared_server().connect();
   rcoord::Keys keys{rcoord::test::unique_prefix()};
 
-  // A lease that renews the lock `name` held by `taken`, as `lock run` does.
-  rcoord::Lease lease_of(const std::string& name, const lock::Acquired& taken, Millis ttl) {
-    return {ttl, taken.sent, [this, name, token = taken.token, ttl](Clock::time_point) {
-              return lock::extend(conn, keys, name, token, ttl).extended;
-            }};
+  // The lease of the lock held by `taken`, as `lock run` renews it.
+  rcoord::Lease lease_of(const lock::Acquired& taken, Millis ttl) {
+    return lock::lease(conn, keys, taken, ttl);
   }
 };
 
@@ -43,7 +41,7 @@ TEST_CASE_FIXTURE(SuperviseFixture,
   const Millis ttl{3'000};
   auto taken = lock::acquire(conn, keys, "hung", {ttl, std::nullopt, ""});
   REQUIRE(taken.acquired);
-  auto lease = lease_of("hung", taken, ttl);
+  auto lease = lease_of(taken, ttl);
   std::string pids = temp_path("pids");
   rcoord::SuperviseOptions opts{
       {"sh", "-c", "trap '' TERM; sleep 600 & echo $$ $! >\"$0\"; wait", pids},
@@ -75,7 +73,7 @@ TEST_CASE_FIXTURE(SuperviseFixture, "a max_run longer than the lease: renewals g
   const Millis ttl{1'000};
   auto taken = lock::acquire(conn, keys, "long", {ttl, std::nullopt, ""});
   REQUIRE(taken.acquired);
-  auto lease = lease_of("long", taken, ttl);
+  auto lease = lease_of(taken, ttl);
   rcoord::SuperviseOptions opts{{"sleep", "600"}, {}, Millis(300), Millis(200)};
   opts.max_run = Millis(2'000);  // twice the TTL
   auto r = rcoord::supervise(opts, lease);
@@ -91,7 +89,7 @@ TEST_CASE_FIXTURE(SuperviseFixture, "a command that ends within max_run is not t
   const Millis ttl{3'000};
   auto taken = lock::acquire(conn, keys, "quick", {ttl, std::nullopt, ""});
   REQUIRE(taken.acquired);
-  auto lease = lease_of("quick", taken, ttl);
+  auto lease = lease_of(taken, ttl);
   rcoord::SuperviseOptions opts{{"sh", "-c", "exit 3"}, {}, Millis(300), Millis(200)};
   opts.max_run = Millis(5'000);
   auto start = Clock::now();

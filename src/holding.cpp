@@ -1,0 +1,49 @@
+#include "holding.hpp"
+
+#include <chrono>
+
+#include "errors.hpp"
+#include "signals.hpp"
+
+namespace rcoord {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Giving back must finish even when a signal comes, and never waits long: what is not given
+// back expires by its TTL.
+template <typename Fn>
+void settle_quietly(Millis timeout, const HoldObserver& on_event, Fn&& settle) {
+  signals::Uninterruptible quiet;
+  try {
+    settle(Clock::now() + timeout);
+  } catch (const Error& e) {
+    on_event({HoldEvent::Kind::kGiveBackFailed, e.what()});
+  }
+}
+
+}  // namespace
+
+int run_holding(Lease& lease, const HoldingOptions& opts, const HoldObserver& on_event) {
+  auto started = Clock::now();
+  SuperviseResult result = supervise(opts.supervise, lease);
+  if (result.lost) {
+    on_event({HoldEvent::Kind::kLost, result.lost_reason});
+    // Exact by token: harmless if someone else holds it now.
+    settle_quietly(opts.give_back_timeout, on_event, lease.give_back);
+    return kLost;
+  }
+  if (result.timed_out) on_event({HoldEvent::Kind::kTimedOut, {}});
+  auto held_for = std::chrono::duration_cast<Millis>(Clock::now() - started);
+  if (lease.keep && opts.min_hold > held_for) {
+    // Kept until --min-hold has passed, so that a host whose cron fires late finds it busy.
+    settle_quietly(opts.give_back_timeout, on_event, [&](Clock::time_point deadline) {
+      lease.keep(opts.min_hold - held_for, deadline);
+    });
+  } else {
+    settle_quietly(opts.give_back_timeout, on_event, lease.give_back);
+  }
+  return result.timed_out ? kTimedOut : result.exit_code;
+}
+
+}  // namespace rcoord
