@@ -1,66 +1,22 @@
 #pragma once
-/// Global options, their resolution (command line, then environment, then config file),
-/// and the lazily made connection, key namer and printer every command uses.
+/// Global options on the command line, and the lazily made connection, key namer and printer
+/// every command uses. Their precedence is resolve_settings()'s (settings.hpp).
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "config.hpp"
 #include "connection.hpp"
 #include "duration.hpp"
 #include "keys.hpp"
 #include "output.hpp"
-#include "url.hpp"
+#include "settings.hpp"
 
 namespace rcoord::cmd {
-
-/// The global options as given on the command line (raw text; resolved later).
-struct GlobalOptions {
-  std::vector<std::string> urls;
-  std::string password_file;
-  std::string timeout;
-  std::string prefix;
-  std::string output;
-  bool json = false;
-  bool quiet = false;
-  std::string config;
-  // redis-cli's connection flags
-  std::string host;
-  int port = 0;
-  int db = 0;
-  std::string password;
-  bool no_auth_warning = false;
-  std::string user;
-  std::string socket;
-  // TLS (also under redis-cli's names: --tls, --cacert, --cert, --key, --insecure, --sni)
-  bool tls = false;
-  std::string tls_ca;
-  std::string tls_cert;
-  std::string tls_key;
-  bool tls_insecure = false;
-  std::string sni;
-  // Sentinel
-  std::vector<std::string> sentinels;
-  std::string sentinel_master;
-  int wait_replicas = 0;
-};
-
-/// Settings after precedence has been applied; nothing here touches the network.
-struct Settings {
-  Endpoint endpoint;  ///< the server; with several --url, the first of `endpoints`
-  /// Every --url when three or more were given (a Redlock over independent masters, used by
-  /// `lock` only); otherwise just `endpoint`.
-  std::vector<Endpoint> endpoints;
-  Millis timeout{2000};
-  std::string prefix = "rcoord:";
-  Format format = Format::kText;
-  bool quiet = false;
-  int wait_replicas = 0;  ///< replica acknowledgements every write waits for
-};
 
 class Context {
  public:
@@ -70,8 +26,12 @@ class Context {
 
   /// Registers the global options on the root command (they also work after the verb).
   void add_global_options(CLI::App& app);
-  /// Applies env and config defaults and validates. Throws Error(kUsage).
-  void resolve();
+  /// Called by a command that takes several --url (the Redlock forms of `lock`, `ping`): for
+  /// the others, several --url are a usage error.
+  void allow_several_urls() { several_urls_ = true; }
+  /// Applies env and config defaults and validates, for `command` (the chosen group, named
+  /// in messages). Throws Error(kUsage).
+  void resolve(const std::string& command);
 
   const Settings& settings() const { return settings_; }
   /// The connection, made on first use.
@@ -80,18 +40,8 @@ class Context {
   Printer& out() { return printer_; }
 
  private:
-  bool given(const std::string& name) const;
-  std::optional<std::string> from_config(const std::string& key) const;
-  void resolve_endpoint();
-  void resolve_tls(Endpoint& ep);
-  void resolve_sentinel(Endpoint& ep);
-  void resolve_redlock_endpoints();
-  std::optional<std::string> global_password() const;
-  void resolve_output();
-
   std::map<std::string, CLI::Option*> options_;
-  const CLI::App* root_ = nullptr;  ///< to name the chosen group in messages
-  ConfigValues config_;
+  bool several_urls_ = false;
   Settings settings_;
   Keys keys_;
   Printer printer_;

@@ -199,6 +199,8 @@ CLI::Option* add_name(CLI::App* verb, LockArgs& a) {
 void add_lock(CLI::App& app, Context& ctx) {
   auto* lock = app.add_subcommand("lock", "Mutual exclusion with a TTL and fencing tokens");
   lock->require_subcommand(1);
+  // Three or more --url make every lock verb a Redlock (redlock_command.cpp).
+  lock->preparse_callback([&ctx](std::size_t) { ctx.allow_several_urls(); });
   lock->footer("Example: rcoord lock run nightly-backup --ttl 1m -- ./backup.sh");
 
   auto acq = std::make_shared<LockArgs>();

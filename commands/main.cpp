@@ -116,43 +116,13 @@ constexpr Command kCommands[] = {
     {"metrics", rcoord::cmd::add_metrics}, {"rm", rcoord::cmd::add_rm},
 };
 
-// Global options that take a value in the next argument (`-p 6379`).
-bool takes_value(std::string_view arg) {
-  static constexpr std::string_view kWithValue[] = {"-u",
-                                                    "--url",
-                                                    "--password-file",
-                                                    "--timeout",
-                                                    "--prefix",
-                                                    "-o",
-                                                    "--output",
-                                                    "--config",
-                                                    "-h",
-                                                    "-p",
-                                                    "-n",
-                                                    "-a",
-                                                    "--pass",
-                                                    "--user",
-                                                    "-s",
-                                                    "--tls-ca",
-                                                    "--cacert",
-                                                    "--tls-cert",
-                                                    "--cert",
-                                                    "--tls-key",
-                                                    "--key",
-                                                    "--sni",
-                                                    "--sentinel",
-                                                    "--sentinel-master",
-                                                    "--wait-replicas"};
-  return std::find(std::begin(kWithValue), std::end(kWithValue), arg) != std::end(kWithValue);
-}
-
 // The command word of argv (`lock` in `rcoord -p 6379 lock acquire x`), or "".
 std::string_view command_word(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg == "--") return {};
     if (arg.empty() || arg[0] != '-') return arg;
-    if (takes_value(arg)) ++i;
+    if (rcoord::global_option_takes_value(arg)) ++i;
   }
   return {};
 }
@@ -328,7 +298,7 @@ int run(int argc, char** argv) {
   }
 
   try {
-    ctx.resolve();
+    ctx.resolve(app.get_subcommands().front()->get_name());
     // As redis-cli does; after resolve, so that a usage error stays one line.
     if (password_in_argv && !ctx.opts.no_auth_warning) {
       rcoord::Printer::warn(

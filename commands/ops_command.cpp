@@ -89,6 +89,7 @@ void add_ops(CLI::App& app, Context& ctx) {
   auto* ping = app.add_subcommand("ping", "Check the server: version, mode, round-trip time");
   ping->footer("Example: rcoord ping --url redis://10.0.0.5:6379");
   ping->callback([&ctx] {
+    ctx.allow_several_urls();  // each node of a Redlock, one line each
     ctx.action = [&ctx] {
       const auto& nodes = ctx.settings().endpoints;
       if (nodes.size() > 1) {
