@@ -134,8 +134,8 @@ struct BloomArgs {
   double error_rate = 0;
   std::uint32_t expansion = bloom::kDefaultExpansion;
   bool nonscaling = false;
-  std::string watch;
-  std::string expire;
+  std::optional<Millis> watch;
+  Millis expire{0};  // 0: not given
 };
 
 std::string quote_item(const std::string& item) {
@@ -143,8 +143,7 @@ std::string quote_item(const std::string& item) {
 }
 
 int run_reserve(Context& ctx, const BloomArgs& a) {
-  bloom::ReserveOptions opts{a.capacity, a.error_rate, a.expansion, a.nonscaling,
-                             expire_of(a.expire)};
+  bloom::ReserveOptions opts{a.capacity, a.error_rate, a.expansion, a.nonscaling, a.expire};
   auto r = bloom::reserve(ctx.conn(), ctx.keys(), a.name, opts);
   ctx.out().emit(r);
   if (!r.reserved) ctx.out().note(fmt::format("rcoord: bloom filter '{}' exists already", a.name));
@@ -169,7 +168,7 @@ void note_full(Context& ctx, const std::string& name, const bloom::Meta& m, std:
 }
 
 int run_add(Context& ctx, const BloomArgs& a) {
-  bloom::Adder adder(ctx.conn(), ctx.keys(), a.name, expire_of(a.expire));
+  bloom::Adder adder(ctx.conn(), ctx.keys(), a.name, a.expire);
   bloom::AddSummary sum;
   sum.name = a.name;
   auto account = [&](const std::vector<bloom::ItemResult>& results) {
@@ -241,11 +240,6 @@ int run_info(Context& ctx, const BloomArgs& a) {
   });
 }
 
-template <typename Args, typename Fn>
-void on_parse(CLI::App* verb, Context& ctx, std::shared_ptr<Args> args, Fn fn) {
-  verb->callback([&ctx, args, fn] { ctx.action = [&ctx, args, fn] { return fn(ctx, *args); }; });
-}
-
 void add_stdin_options(CLI::App* verb, std::vector<std::string>& items, bool& nul,
                        const std::string& what) {
   verb->add_option("items", items, what + " (none or -: one per line on stdin)");
@@ -259,11 +253,11 @@ struct PfArgs {
   std::vector<std::string> items;
   std::vector<std::string> keys;
   bool nul = false;
-  std::string expire;
+  Millis expire{0};  // 0: not given
 };
 
 int run_pf_add(Context& ctx, const PfArgs& a) {
-  pf::Adder adder(ctx.conn(), ctx.keys(), a.key, expire_of(a.expire));
+  pf::Adder adder(ctx.conn(), ctx.keys(), a.key, a.expire);
   for_each_batch(ItemSource{a.items, a.nul}, pf::kBatchSize,
                  [&](const std::vector<std::string>& batch) { adder.add(batch); });
   ctx.out().emit(adder.finish());
@@ -276,7 +270,7 @@ int run_pf_count(Context& ctx, const PfArgs& a) {
 }
 
 int run_pf_merge(Context& ctx, const PfArgs& a) {
-  ctx.out().emit(pf::merge(ctx.conn(), ctx.keys(), a.key, a.keys, expire_of(a.expire)));
+  ctx.out().emit(pf::merge(ctx.conn(), ctx.keys(), a.key, a.keys, a.expire));
   return kYes;
 }
 

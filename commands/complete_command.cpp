@@ -71,19 +71,14 @@ struct CompleteArgs {
   bool incr = false;
   std::size_t limit = 10;
   std::size_t max = 100;
-  std::string expire;
+  Millis expire{0};  // 0: not given
 };
-
-template <typename Fn>
-void on_parse(CLI::App* verb, Context& ctx, const std::shared_ptr<CompleteArgs>& args, Fn fn) {
-  verb->callback([&ctx, args, fn] { ctx.action = [&ctx, args, fn] { return fn(ctx, *args); }; });
-}
 
 int run_add(Context& ctx, const CompleteArgs& a) {
   if (a.score && !std::isfinite(*a.score)) {
     throw Error(kUsage, fmt::format("bad --score '{}'", *a.score), "use a finite number");
   }
-  complete::AddOptions opts{a.score, a.incr, expire_of(a.expire)};
+  complete::AddOptions opts{a.score, a.incr, a.expire};
   complete::AddSummary sum;
   sum.index = a.index;
   for_each_batch(ItemSource{a.terms, a.nul}, complete::kBatchSize,
@@ -147,8 +142,7 @@ int run_suggest(Context& ctx, const CompleteArgs& a) {
 }
 
 int run_recent_push(Context& ctx, const CompleteArgs& a) {
-  ctx.out().emit(
-      complete::recent_push(ctx.conn(), ctx.keys(), a.index, a.item, a.max, expire_of(a.expire)));
+  ctx.out().emit(complete::recent_push(ctx.conn(), ctx.keys(), a.index, a.item, a.max, a.expire));
   return kYes;
 }
 

@@ -33,55 +33,6 @@ const CLI::Validator kDecimalReal(
 
 namespace {
 
-std::string bad_duration(const std::string& value, std::string_view examples) {
-  if (duration_too_long(value)) {
-    return fmt::format("duration '{}' is too long: give at most 10 years (87600h)", value);
-  }
-  return fmt::format("bad duration '{}': use e.g. {}", value, examples);
-}
-
-}  // namespace
-
-const CLI::Validator kDurationCheck(
-    [](std::string& value) -> std::string {
-      if (parse_duration(value)) return {};
-      return bad_duration(value, "250ms, 30s, 5m, 1h30m");
-    },
-    "");
-
-const CLI::Validator kWaitCheck(
-    [](std::string& value) -> std::string {
-      if (parse_wait(value)) return {};
-      return bad_duration(value, "500ms, 10s, 5m or forever");
-    },
-    "");
-
-// A positive duration: an object that expires at once would be a write that writes nothing.
-const CLI::Validator kExpireCheck(
-    [](std::string& value) -> std::string {
-      auto d = parse_duration(value);
-      if (!d) return bad_duration(value, "30m, 48h, 168h");
-      if (d->count() <= 0) {
-        return fmt::format("bad --expire '{}': it must be at least 1ms (use e.g. 48h)", value);
-      }
-      return {};
-    },
-    "");
-
-CLI::Option* add_expire_option(CLI::App* verb, std::string& expire, const std::string& what) {
-  return verb
-      ->add_option("--expire", expire,
-                   "Delete " + what + " DUR after this write (each --expire sets it again)")
-      ->type_name("DURATION")
-      ->check(kExpireCheck);
-}
-
-Millis expire_of(const std::string& expire) {
-  return expire.empty() ? Millis{0} : duration_or_throw("--expire", expire);
-}
-
-namespace {
-
 CLI::Option* add_global_option(CLI::App& app, GlobalOptions& opts, const GlobalOption& option) {
   std::string names(option.names);
   std::string help(option.help);

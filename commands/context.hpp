@@ -13,6 +13,7 @@
 #include "connection.hpp"
 #include "duration.hpp"
 #include "keys.hpp"
+#include "options.hpp"
 #include "output.hpp"
 #include "settings.hpp"
 
@@ -57,15 +58,11 @@ CLI::Validator decimal_in(std::int64_t min, std::int64_t max);
 /// (`0x1p-7`), inf or nan.
 extern const CLI::Validator kDecimalReal;
 
-/// A CLI11 validator for durations, so a bad value is a usage error naming it.
-extern const CLI::Validator kDurationCheck;
-/// As kDurationCheck, and `forever`.
-extern const CLI::Validator kWaitCheck;
-
-/// Adds `--expire DUR` (SPEC lifecycle) to a verb that writes an object that may end: every
-/// key of the object expires DUR after the write. `what` names the object in the help.
-CLI::Option* add_expire_option(CLI::App* verb, std::string& expire, const std::string& what);
-/// The value of --expire: 0 when it was not given (the object keeps the expiry it has).
-Millis expire_of(const std::string& expire);
+/// Makes `verb`, once parsed, leave `fn(ctx, *args)` as the command's action: the options
+/// were parsed into `args`, which the action shares.
+template <typename Args, typename Fn>
+void on_parse(CLI::App* verb, Context& ctx, const std::shared_ptr<Args>& args, Fn fn) {
+  verb->callback([&ctx, args, fn] { ctx.action = [&ctx, args, fn] { return fn(ctx, *args); }; });
+}
 
 }  // namespace rcoord::cmd

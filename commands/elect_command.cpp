@@ -50,21 +50,16 @@ namespace {
 
 struct ElectArgs {
   std::string name;
-  std::string watch;
+  std::optional<Millis> watch;
   std::string id;
-  std::string ttl = "10s";
-  std::string wait;     // empty: try once
-  std::string timeout;  // observe: empty means until interrupted
+  Millis ttl{10'000};
+  std::optional<Millis> wait;     // nullopt: try once
+  std::optional<Millis> timeout;  // observe: nullopt (or forever) means until interrupted
   int conflict_exit_code = kNo;
-  std::string kill_grace;  // empty: the default for the TTL
-  std::string max_run;     // empty: no limit
+  std::optional<Millis> kill_grace;  // nullopt: the default for the TTL
+  std::optional<Millis> max_run;     // nullopt: no limit
   std::vector<std::string> command;
 };
-
-std::optional<Millis> wait_option(const ElectArgs& a) {
-  if (a.wait.empty()) return std::nullopt;
-  return wait_or_throw("--wait", a.wait);
-}
 
 std::string seconds(std::int64_t ms) {
   return fmt::format("{:.1f}s", static_cast<double>(ms) / 1000);
@@ -102,8 +97,7 @@ elect::Campaign campaign_or_abort(Context& ctx, const std::string& name,
 }
 
 int run_campaign(Context& ctx, const ElectArgs& a) {
-  elect::CampaignOptions opts{a.id, duration_or_throw("--ttl", a.ttl), wait_option(a), false,
-                              random_token()};
+  elect::CampaignOptions opts{a.id, a.ttl, a.wait, false, random_token()};
   auto r = campaign_or_abort(ctx, a.name, opts);
   emit_taken(ctx, holding(ctx, a.name, opts.id, opts.token), r);
   if (!r.leader) note_not_leader(ctx, r);
@@ -126,8 +120,7 @@ int run_resign(Context& ctx, const ElectArgs& a) {
 }
 
 int run_observe(Context& ctx, const ElectArgs& a) {
-  std::optional<Millis> duration;
-  if (!a.timeout.empty()) duration = wait_or_throw("--timeout", a.timeout);
+  std::optional<Millis> duration = a.timeout;
   if (duration == Millis::max()) duration.reset();
   signals::install();
   try {
@@ -142,14 +135,10 @@ int run_observe(Context& ctx, const ElectArgs& a) {
 }
 
 int run_run(Context& ctx, const ElectArgs& a) {
-  Millis ttl = duration_or_throw("--ttl", a.ttl);
+  const Millis ttl = a.ttl;
   Millis kill_grace = run_kill_grace(ctx, a.kill_grace, ttl);
-  std::optional<Millis> max_run = max_run_option(a.max_run);
-  if (a.command.empty()) {
-    throw Error(kUsage, "elect run needs a command", "put it after --, e.g. -- ./scheduler.sh");
-  }
   check_executable(a.command.front());  // before campaigning
-  elect::CampaignOptions opts{a.id, ttl, wait_option(a), true, random_token()};
+  elect::CampaignOptions opts{a.id, ttl, a.wait, true, random_token()};
   auto r = campaign_or_abort(ctx, a.name, opts);
   if (!r.leader) {
     ctx.out().emit(r);  // JSON: the not-leader object; text: nothing (stdout is the command's)
@@ -162,13 +151,8 @@ int run_run(Context& ctx, const ElectArgs& a) {
       {a.command,
        {{"RCOORD_TERM", std::to_string(r.term)}, {"RCOORD_ELECTION", a.name}, {"RCOORD_ID", a.id}},
        kill_grace}};
-  options.supervise.max_run = max_run;
+  options.supervise.max_run = a.max_run;
   return run_supervised(ctx, leadership_what(a.name), lease, options);  // then steps down
-}
-
-template <typename Fn>
-void on_parse(CLI::App* verb, Context& ctx, const std::shared_ptr<ElectArgs>& args, Fn fn) {
-  verb->callback([&ctx, args, fn] { ctx.action = [&ctx, args, fn] { return fn(ctx, *args); }; });
 }
 
 void add_name(CLI::App* verb, ElectArgs& a) {
@@ -180,14 +164,12 @@ void add_id(CLI::App* verb, ElectArgs& a, const std::string& what) {
 }
 
 void add_ttl(CLI::App* verb, ElectArgs& a, const std::string& what) {
-  verb->add_option("--ttl", a.ttl, what)->type_name("DURATION")->check(kDurationCheck);
+  add_duration(verb, "--ttl", a.ttl, what, positive("10s"));
 }
 
-void add_wait(CLI::App* verb, ElectArgs& a) {
-  verb->add_option("--wait", a.wait,
-                   "Wait up to DUR (or forever) to become leader; default: try once")
-      ->type_name("DURATION|forever")
-      ->check(kWaitCheck);
+void add_leader_wait(CLI::App* verb, ElectArgs& a) {
+  add_wait(verb, "--wait", a.wait,
+           "Wait up to DUR (or forever) to become leader; default: try once");
 }
 
 }  // namespace
@@ -205,7 +187,7 @@ void add_elect(CLI::App& app, Context& ctx) {
   add_name(c, *camp);
   add_id(c, *camp, "This candidate's id (unique per process)");
   add_ttl(c, *camp, "Lease length (default 10s); campaign again within it to stay leader");
-  add_wait(c, *camp);
+  add_leader_wait(c, *camp);
   c->footer("Example: TERM=$(rcoord elect campaign scheduler --id \"$(hostname)\" --ttl 30s)");
   on_parse(c, ctx, camp, run_campaign);
 
@@ -226,10 +208,8 @@ void add_elect(CLI::App& app, Context& ctx) {
   auto obs = std::make_shared<ElectArgs>();
   auto* o = elect->add_subcommand("observe", "Print the leader now and on every change");
   add_name(o, *obs);
-  o->add_option("--timeout", obs->timeout,
-                "Observe for DUR, then exit 0 (default: until interrupted)")
-      ->type_name("DURATION|forever")
-      ->check(kWaitCheck);
+  add_wait(o, "--timeout", obs->timeout,
+           "Observe for DUR, then exit 0 (default: until interrupted)");
   o->footer(
       "Example: rcoord elect observe scheduler | while read -r leader; do ...; done\n"
       "Text: one line per change, the leader's id (an empty line: nobody leads).");
@@ -240,21 +220,17 @@ void add_elect(CLI::App& app, Context& ctx) {
   add_name(x, *run);
   add_id(x, *run, "This candidate's id (unique per process)");
   add_ttl(x, *run, "Lease length, renewed every TTL/3 (default 10s)");
-  add_wait(x, *run);
+  add_leader_wait(x, *run);
   x->add_option("-E,--conflict-exit-code", run->conflict_exit_code,
                 "Exit code when another candidate leads (default 1)")
       ->type_name("CODE")
       ->transform(decimal_in(0, 255));
-  x->add_option("--kill-grace", run->kill_grace,
-                "On loss of leadership, SIGKILL the command this long after SIGTERM (default: "
-                "10s or TTL/3, whichever is shorter)")
-      ->type_name("DURATION")
-      ->check(kDurationCheck);
-  x->add_option("--max-run", run->max_run,
-                "Stop the command if it runs longer than DUR (SIGTERM, SIGKILL after "
-                "--kill-grace), step down and exit 124")
-      ->type_name("DURATION")
-      ->check(kDurationCheck);
+  add_duration(x, "--kill-grace", run->kill_grace,
+               "On loss of leadership, SIGKILL the command this long after SIGTERM (default: "
+               "10s or TTL/3, whichever is shorter)");
+  add_max_run_option(x, run->max_run,
+                     "Stop the command if it runs longer than DUR (SIGTERM, SIGKILL after "
+                     "--kill-grace), step down and exit 124");
   x->add_option("command", run->command, "The command and its arguments, after --")->required();
   x->footer(
       "Example: rcoord elect run scheduler --id \"$(hostname)\" --wait forever -- ./scheduler\n"

@@ -21,22 +21,13 @@ void give_back_quietly(Context& ctx, const Holding& held) {
   }
 }
 
-Millis run_kill_grace(const Context& ctx, const std::string& given, Millis lease,
+Millis run_kill_grace(const Context& ctx, std::optional<Millis> given, Millis lease,
                       std::string_view lease_option) {
-  std::optional<Millis> grace;
-  if (!given.empty()) grace = duration_or_throw("--kill-grace", given);
-  return fit_kill_grace(grace, lease, ctx.settings().timeout, lease_option);
+  return fit_kill_grace(given, lease, ctx.settings().timeout, lease_option);
 }
 
-std::optional<Millis> max_run_option(const std::string& given) {
-  if (given.empty()) return std::nullopt;
-  Millis max_run = duration_or_throw("--max-run", given);
-  if (max_run <= Millis(0)) {
-    throw Error(kUsage, fmt::format("bad --max-run '{}': it must be longer than 0", given),
-                "give the longest the command may run, e.g. --max-run 30m, or leave it out for no "
-                "limit");
-  }
-  return max_run;
+void add_max_run_option(CLI::App* verb, std::optional<Millis>& max_run, const std::string& help) {
+  add_duration(verb, "--max-run", max_run, help, positive("30m"));
 }
 
 void warn_timed_out(Millis max_run, Millis kill_grace, std::string_view what_next) {

@@ -38,14 +38,13 @@ void emit_taken(Context& ctx, const Holding& held, const T& result, bool newly_t
   }
 }
 
-/// The --kill-grace of a `run` form: `given` (empty: the default for the lease), checked to
+/// The --kill-grace of a `run` form: `given` (nullopt: the default for the lease), checked to
 /// fit in `lease` with one --timeout (SPEC §5, supervise.hpp). Throws Error(kUsage).
-Millis run_kill_grace(const Context& ctx, const std::string& given, Millis lease,
+Millis run_kill_grace(const Context& ctx, std::optional<Millis> given, Millis lease,
                       std::string_view lease_option = "--ttl");
 
-/// The --max-run of a `run` form or `queue consume`: nullopt when not given. Throws
-/// Error(kUsage) for a value that is not a duration, or is zero.
-std::optional<Millis> max_run_option(const std::string& given);
+/// Adds `--max-run DUR` (positive; nullopt when not given) to a `run` form or `queue consume`.
+void add_max_run_option(CLI::App* verb, std::optional<Millis>& max_run, const std::string& help);
 
 /// Says on stderr that the command outlived --max-run (killed `kill_grace` after SIGTERM if
 /// still running) and was stopped.

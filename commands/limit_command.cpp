@@ -98,8 +98,8 @@ struct LimitArgs {
   std::optional<std::int64_t> burst;
   std::int64_t cost = 1;
   std::string algo = "gcra";
-  std::string max_wait = "forever";
-  std::string watch;
+  Millis max_wait = Millis::max();  // forever
+  std::optional<Millis> watch;
 };
 
 // The decision parameters of every --rate, in the order given.
@@ -203,9 +203,8 @@ int run_status(Context& ctx, const LimitArgs& a) {
 
 // `limit wait` with several rates (limit::wait): a "no" says why, a cost that some rate never
 // allows, or no chance within --max-wait.
-int run_wait_rates(Context& ctx, const LimitArgs& a, const std::vector<limit::Params>& ps,
-                   Millis max_wait) {
-  auto w = limit::wait(ctx.conn(), ctx.keys(), a.key, ps, max_wait);
+int run_wait_rates(Context& ctx, const LimitArgs& a, const std::vector<limit::Params>& ps) {
+  auto w = limit::wait(ctx.conn(), ctx.keys(), a.key, ps, a.max_wait);
   ctx.out().emit(w);
   const auto& d = w.result.decision;
   if (d.allowed) return kYes;
@@ -215,18 +214,17 @@ int run_wait_rates(Context& ctx, const LimitArgs& a, const std::vector<limit::Pa
     ctx.out().note(fmt::format(
         "rcoord: limit '{}' cannot allow this within --max-wait {} (next chance in {}); "
         "nothing was consumed",
-        a.key, a.max_wait, seconds(d.retry_after_ms)));
+        a.key, format_wait(a.max_wait), seconds(d.retry_after_ms)));
   }
   return kNo;
 }
 
 int run_wait(Context& ctx, const LimitArgs& a) {
   auto ps = params_of(a);
-  Millis max_wait = wait_or_throw("--max-wait", a.max_wait);
   signals::install();
-  if (ps.size() > 1) return run_wait_rates(ctx, a, ps, max_wait);
+  if (ps.size() > 1) return run_wait_rates(ctx, a, ps);
   const auto& p = ps.front();
-  auto w = limit::wait(ctx.conn(), ctx.keys(), a.key, p, max_wait);
+  auto w = limit::wait(ctx.conn(), ctx.keys(), a.key, p, a.max_wait);
   ctx.out().emit(w);
   if (!w.decision.allowed) {
     if (p.never()) {
@@ -235,7 +233,7 @@ int run_wait(Context& ctx, const LimitArgs& a) {
       ctx.out().note(fmt::format(
           "rcoord: limit '{}' cannot allow this within --max-wait {} (next chance in {}); "
           "nothing was consumed",
-          a.key, a.max_wait, seconds(w.decision.retry_after_ms)));
+          a.key, format_wait(a.max_wait), seconds(w.decision.retry_after_ms)));
     }
   }
   return w.decision.allowed ? kYes : kNo;
@@ -246,11 +244,6 @@ int run_reset(Context& ctx, const LimitArgs& a) {
   ctx.out().emit(r);
   if (!r.reset) ctx.out().note(fmt::format("rcoord: limit '{}' had no state", a.key));
   return r.reset ? kYes : kNo;
-}
-
-template <typename Fn>
-void on_parse(CLI::App* verb, Context& ctx, const std::shared_ptr<LimitArgs>& args, Fn fn) {
-  verb->callback([&ctx, args, fn] { ctx.action = [&ctx, args, fn] { return fn(ctx, *args); }; });
 }
 
 void add_key(CLI::App* verb, LimitArgs& a) {
@@ -303,11 +296,9 @@ void add_limit(CLI::App& app, Context& ctx) {
   auto wt = std::make_shared<LimitArgs>();
   auto* w = limit->add_subcommand("wait", "Reserve the next allowed slot and sleep until it");
   add_shape(w, *wt);
-  w->add_option("--max-wait", wt->max_wait,
-                "Give up at once (consuming nothing) if the slot is further away than DUR "
-                "(default forever)")
-      ->type_name("DURATION|forever")
-      ->check(kWaitCheck);
+  add_wait(w, "--max-wait", wt->max_wait,
+           "Give up at once (consuming nothing) if the slot is further away than DUR "
+           "(default forever)");
   w->footer(
       "Example: rcoord limit wait api-calls --rate 10/s --max-wait 30s && curl ...\n"
       "         rcoord limit wait api-calls --rate 10/s --rate 1000/h --max-wait 1m && curl ...");

@@ -64,22 +64,17 @@ namespace {
 
 struct LockArgs {
   std::string name;
-  std::string ttl = "30s";
-  std::string wait;  // empty: try once
+  Millis ttl{30'000};
+  std::optional<Millis> wait;  // nullopt: try once
   std::string token;
   bool shared = false;
   int conflict_exit_code = kNo;
-  std::string kill_grace;  // empty: the default for the TTL
-  std::string max_run;     // empty: no limit
-  std::string min_hold;
-  std::string watch;
+  std::optional<Millis> kill_grace;  // nullopt: the default for the TTL
+  std::optional<Millis> max_run;     // nullopt: no limit
+  Millis min_hold{0};
+  std::optional<Millis> watch;
   std::vector<std::string> command;
 };
-
-std::optional<Millis> wait_option(const LockArgs& a) {
-  if (a.wait.empty()) return std::nullopt;
-  return wait_or_throw("--wait", a.wait);
-}
 
 std::string seconds(std::int64_t ms) {
   return fmt::format("{:.1f}s", static_cast<double>(ms) / 1000);
@@ -104,7 +99,7 @@ lock::Acquired acquire_or_abort(Context& ctx, const std::string& name,
 }
 
 int run_acquire(Context& ctx, const LockArgs& a) {
-  lock::AcquireOptions opts{duration_or_throw("--ttl", a.ttl), wait_option(a), a.token, a.shared};
+  lock::AcquireOptions opts{a.ttl, a.wait, a.token, a.shared};
   if (redlock_verbs::active(ctx)) return redlock_verbs::acquire(ctx, a.name, opts);
   if (opts.token.empty()) opts.token = random_token();
   auto r = acquire_or_abort(ctx, a.name, opts);
@@ -124,9 +119,9 @@ int run_release(Context& ctx, const LockArgs& a) {
 
 int run_extend(Context& ctx, const LockArgs& a) {
   if (redlock_verbs::active(ctx)) {
-    return redlock_verbs::extend(ctx, a.name, a.token, duration_or_throw("--ttl", a.ttl));
+    return redlock_verbs::extend(ctx, a.name, a.token, a.ttl);
   }
-  auto r = lock::extend(ctx.conn(), ctx.keys(), a.name, a.token, duration_or_throw("--ttl", a.ttl));
+  auto r = lock::extend(ctx.conn(), ctx.keys(), a.name, a.token, a.ttl);
   ctx.out().emit(r);
   if (!r.extended)
     ctx.out().note(fmt::format("rcoord: lock '{}' is not held by this token", a.name));
@@ -151,20 +146,16 @@ int run_break(Context& ctx, const LockArgs& a) {
 }
 
 int run_run(Context& ctx, const LockArgs& a) {
-  Millis ttl = duration_or_throw("--ttl", a.ttl);
-  Millis min_hold = a.min_hold.empty() ? Millis(0) : duration_or_throw("--min-hold", a.min_hold);
-  std::optional<Millis> max_run = max_run_option(a.max_run);
-  if (a.command.empty()) {
-    throw Error(kUsage, "lock run needs a command", "put it after --, e.g. -- ./backup.sh");
-  }
+  const Millis ttl = a.ttl;
+  const Millis min_hold = a.min_hold;
   // Before the lock is taken: with --min-hold, a typo would keep it for the whole hold.
   check_executable(a.command.front());
-  lock::AcquireOptions opts{ttl, wait_option(a), a.token, a.shared};
+  lock::AcquireOptions opts{ttl, a.wait, a.token, a.shared};
   if (redlock_verbs::active(ctx)) {
     // The supervisor counts a Redlock's lease without the drift allowance.
     Millis kill_grace = run_kill_grace(ctx, a.kill_grace, ttl - redlock::drift(ttl));
     return redlock_verbs::run(
-        ctx, a.name, {opts, a.conflict_exit_code, kill_grace, min_hold, a.command, max_run});
+        ctx, a.name, {opts, a.conflict_exit_code, kill_grace, min_hold, a.command, a.max_run});
   }
   Millis kill_grace = run_kill_grace(ctx, a.kill_grace, ttl);
   if (opts.token.empty()) opts.token = random_token();
@@ -180,14 +171,9 @@ int run_run(Context& ctx, const LockArgs& a) {
                            {"RCOORD_FENCE", std::to_string(r.fence)},
                            {"RCOORD_LOCK", a.name}},
                           kill_grace}};
-  options.supervise.max_run = max_run;
+  options.supervise.max_run = a.max_run;
   options.min_hold = min_hold;
   return run_supervised(ctx, lock_what(a.name), lease, options);
-}
-
-template <typename Fn>
-void on_parse(CLI::App* verb, Context& ctx, const std::shared_ptr<LockArgs>& args, Fn fn) {
-  verb->callback([&ctx, args, fn] { ctx.action = [&ctx, args, fn] { return fn(ctx, *args); }; });
 }
 
 CLI::Option* add_name(CLI::App* verb, LockArgs& a) {
@@ -206,12 +192,8 @@ void add_lock(CLI::App& app, Context& ctx) {
   auto acq = std::make_shared<LockArgs>();
   auto* a = lock->add_subcommand("acquire", "Take a lock and print its token");
   add_name(a, *acq);
-  a->add_option("--ttl", acq->ttl, "Lease length (default 30s)")
-      ->type_name("DURATION")
-      ->check(kDurationCheck);
-  a->add_option("--wait", acq->wait, "Wait up to DUR (or forever) for the lock; default: try once")
-      ->type_name("DURATION|forever")
-      ->check(kWaitCheck);
+  add_duration(a, "--ttl", acq->ttl, "Lease length (default 30s)", positive("30s"));
+  add_wait(a, "--wait", acq->wait, "Wait up to DUR (or forever) for the lock; default: try once");
   a->add_flag("--shared", acq->shared,
               "Take it as a reader: many readers at once, never with a writer");
   a->add_option("--token", acq->token,
@@ -235,9 +217,7 @@ void add_lock(CLI::App& app, Context& ctx) {
   e->add_option("--token", ext->token, "The holder's token (default $RCOORD_TOKEN)")
       ->envname("RCOORD_TOKEN")
       ->required();
-  e->add_option("--ttl", ext->ttl, "New lease length from now (default 30s)")
-      ->type_name("DURATION")
-      ->check(kDurationCheck);
+  add_duration(e, "--ttl", ext->ttl, "New lease length from now (default 30s)", positive("30s"));
   e->footer("Example: rcoord lock extend deploy --token \"$TOKEN\" --ttl 10m");
   on_parse(e, ctx, ext, run_extend);
 
@@ -257,12 +237,9 @@ void add_lock(CLI::App& app, Context& ctx) {
   auto run = std::make_shared<LockArgs>();
   auto* x = lock->add_subcommand("run", "Run a command while holding the lock");
   add_name(x, *run);
-  x->add_option("--ttl", run->ttl, "Lease length, renewed every TTL/3 (default 30s)")
-      ->type_name("DURATION")
-      ->check(kDurationCheck);
-  x->add_option("--wait", run->wait, "Wait up to DUR (or forever); default: try once")
-      ->type_name("DURATION|forever")
-      ->check(kWaitCheck);
+  add_duration(x, "--ttl", run->ttl, "Lease length, renewed every TTL/3 (default 30s)",
+               positive("30s"));
+  add_wait(x, "--wait", run->wait, "Wait up to DUR (or forever); default: try once");
   x->add_option("--token", run->token, "Use this token instead of a random one");
   x->add_flag("--shared", run->shared,
               "Hold it as a reader: many readers at once, never with a writer");
@@ -270,20 +247,14 @@ void add_lock(CLI::App& app, Context& ctx) {
                 "Exit code when the lock is busy (default 1)")
       ->type_name("CODE")
       ->transform(decimal_in(0, 255));
-  x->add_option("--kill-grace", run->kill_grace,
-                "On lock loss, SIGKILL the command this long after SIGTERM (default: 10s or "
-                "TTL/3, whichever is shorter)")
-      ->type_name("DURATION")
-      ->check(kDurationCheck);
-  x->add_option("--max-run", run->max_run,
-                "Stop the command if it runs longer than DUR (SIGTERM, SIGKILL after "
-                "--kill-grace), release the lock and exit 124")
-      ->type_name("DURATION")
-      ->check(kDurationCheck);
-  x->add_option("--min-hold", run->min_hold,
-                "Keep the lock until DUR after acquisition even if the command ends sooner")
-      ->type_name("DURATION")
-      ->check(kDurationCheck);
+  add_duration(x, "--kill-grace", run->kill_grace,
+               "On lock loss, SIGKILL the command this long after SIGTERM (default: 10s or "
+               "TTL/3, whichever is shorter)");
+  add_max_run_option(x, run->max_run,
+                     "Stop the command if it runs longer than DUR (SIGTERM, SIGKILL after "
+                     "--kill-grace), release the lock and exit 124");
+  add_duration(x, "--min-hold", run->min_hold,
+               "Keep the lock until DUR after acquisition even if the command ends sooner");
   x->add_option("command", run->command, "The command and its arguments, after --")->required();
   x->footer(
       "Example: rcoord lock run nightly-backup --ttl 1m --min-hold 5m -- ./backup.sh\n"

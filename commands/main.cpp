@@ -295,6 +295,9 @@ int run(int argc, char** argv) {
     rcoord::Error usage(rcoord::kUsage, nearest.empty() ? e.what() : nearest, help_hint(app));
     rcoord::Printer::error(usage);
     return rcoord::kUsage;
+  } catch (const rcoord::Error& e) {  // an option out of its bounds (options.hpp)
+    rcoord::Printer::error(e);
+    return e.code();
   }
 
   try {

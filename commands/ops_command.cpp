@@ -125,7 +125,7 @@ struct LsArgs {
   std::string pattern = "*";
   std::string type;
   bool names = false;
-  std::string watch;
+  std::optional<Millis> watch;
 };
 
 void add_type_option(CLI::App* verb, std::string& type) {

@@ -101,31 +101,27 @@ constexpr Millis kPlainPopLease{30'000};
 
 struct QueueArgs {
   std::string name;
-  std::string watch;
+  std::optional<Millis> watch;
   std::vector<std::string> items;  // messages (push) or ids (replay)
   std::vector<std::string> files;
   bool nul = false;
-  std::string delay;
-  std::string wait;  // empty: try once
+  Millis delay{0};
+  std::optional<Millis> wait;  // nullopt: try once
   std::int64_t count = 1;
   bool count_given = false;
   bool lifo = false;
-  std::string ack_timeout;
+  std::optional<Millis> ack_timeout;  // pop: nullopt for a plain pop
   std::int64_t max_attempts = 5;
   std::string id;
   std::int64_t attempt = 0;
   bool dead = false;
   std::int64_t max_messages = 0;
-  std::string idle_exit;
-  std::string retry_delay;
-  std::string kill_grace;  // empty: the default for the lease
-  std::string max_run;     // empty: no limit
+  Millis idle_exit = Millis::max();  // consume: forever
+  Millis retry_delay{0};
+  std::optional<Millis> kill_grace;  // nullopt: the default for the lease
+  std::optional<Millis> max_run;     // nullopt: no limit
   std::vector<std::string> command;
 };
-
-Millis optional_duration(std::string_view option, const std::string& text) {
-  return text.empty() ? Millis(0) : duration_or_throw(option, text);
-}
 
 // Messages to stdout: JSON Lines, or byte-exact text records.
 void print_messages(Context& ctx, const std::vector<queue::Message>& messages,
@@ -151,10 +147,9 @@ std::string read_file(const std::string& path) {
 }
 
 int run_push(Context& ctx, const QueueArgs& a) {
-  Millis delay = optional_duration("--delay", a.delay);
   queue::Pushed r{a.name, 0, -1};
   auto push = [&](const std::vector<std::string>& batch) {
-    r.length = queue::push(ctx.conn(), ctx.keys(), a.name, batch, delay);
+    r.length = queue::push(ctx.conn(), ctx.keys(), a.name, batch, a.delay);
     r.pushed += static_cast<std::int64_t>(batch.size());
   };
   if (!a.files.empty()) {
@@ -224,8 +219,8 @@ int run_pop(Context& ctx, const QueueArgs& a) {
   queue::PopOptions o;
   o.count = a.count;
   o.lifo = a.lifo;
-  if (!a.wait.empty()) o.wait = wait_or_throw("--wait", a.wait);
-  if (!a.ack_timeout.empty()) o.ack_timeout = duration_or_throw("--ack-timeout", a.ack_timeout);
+  o.wait = a.wait;
+  o.ack_timeout = a.ack_timeout;
   o.max_attempts = a.max_attempts;
   // A plain pop leases what it takes too, and acknowledges it once written: a message whose
   // reply is lost, or that stdout cannot take, goes back to the queue instead of vanishing.
@@ -260,7 +255,7 @@ int run_ack(Context& ctx, const QueueArgs& a) {
 }
 
 int run_nack(Context& ctx, const QueueArgs& a) {
-  queue::NackOptions o{optional_duration("--delay", a.delay), a.attempt, false};
+  queue::NackOptions o{a.delay, a.attempt, false};
   queue::Nacked r{a.name, a.id, queue::nack(ctx.conn(), ctx.keys(), a.name, a.id, o)};
   ctx.out().emit(r);
   if (r.state == queue::NackState::kNotInFlight) {
@@ -380,30 +375,22 @@ void report(Context& ctx, const std::string& name, const ConsumeOptions& opts,
 }
 
 int run_consume(Context& ctx, const QueueArgs& a) {
-  if (a.command.empty()) {
-    throw Error(kUsage, "queue consume needs a command", "put it after --, e.g. -- ./handle.sh");
-  }
   ConsumeOptions o;
-  Millis ack_timeout = duration_or_throw("--ack-timeout", a.ack_timeout);
+  const Millis ack_timeout = *a.ack_timeout;  // consume's has a default
   o.supervise.command = a.command;
   o.supervise.kill_grace = run_kill_grace(ctx, a.kill_grace, ack_timeout, "--ack-timeout");
   o.supervise.margin = ctx.settings().timeout;
-  o.retry_delay = optional_duration("--retry-delay", a.retry_delay);
-  o.supervise.max_run = max_run_option(a.max_run);
+  o.retry_delay = a.retry_delay;
+  o.supervise.max_run = a.max_run;
   if (a.max_messages < 0) throw Error(kUsage, "--max-messages must be positive", "use e.g. 100");
   o.max_messages = a.max_messages;
   check_runnable(a.command.front());
   o.pop.ack_timeout = ack_timeout;
   o.pop.max_attempts = a.max_attempts;
-  o.pop.wait = a.idle_exit.empty() ? Millis::max() : duration_or_throw("--idle-exit", a.idle_exit);
+  o.pop.wait = a.idle_exit;
   return queue::consume(ctx.conn(), ctx.keys(), a.name, o,
                         [&](const queue::ConsumeEvent& e) { report(ctx, a.name, o, e); })
       .exit_code;
-}
-
-template <typename Fn>
-void on_parse(CLI::App* verb, Context& ctx, const std::shared_ptr<QueueArgs>& args, Fn fn) {
-  verb->callback([&ctx, args, fn] { ctx.action = [&ctx, args, fn] { return fn(ctx, *args); }; });
 }
 
 void add_name(CLI::App* verb, QueueArgs& a) {
@@ -445,9 +432,7 @@ void add_queue(CLI::App& app, Context& ctx) {
   p->add_option("--file", push->files,
                 "Push the whole of FILE as one message ('-': stdin), byte for byte; repeatable")
       ->type_name("FILE");
-  p->add_option("--delay", push->delay, "Make the messages ready only after DUR")
-      ->type_name("DURATION")
-      ->check(kDurationCheck);
+  add_duration(p, "--delay", push->delay, "Make the messages ready only after DUR");
   p->footer(
       "Example: rcoord queue push jobs 'resize 1.jpg' 'resize 2.jpg'\n"
       "         find . -name '*.jpg' -print0 | rcoord queue push jobs -0\n"
@@ -458,15 +443,12 @@ void add_queue(CLI::App& app, Context& ctx) {
   auto* o =
       queue->add_subcommand("pop", "Take messages (plain: at most once; --ack-timeout: leased)");
   add_name(o, *pop);
-  o->add_option("--wait", pop->wait, "Wait up to DUR (or forever) for a message; default: try once")
-      ->type_name("DURATION|forever")
-      ->check(kWaitCheck);
+  add_wait(o, "--wait", pop->wait, "Wait up to DUR (or forever) for a message; default: try once");
   add_count(o, *pop, "Take up to N messages (default 1)");
   o->add_flag("--lifo", pop->lifo, "Newest first");
-  o->add_option("--ack-timeout", pop->ack_timeout,
-                "Lease the messages for DUR: ack them in time, or they are delivered again")
-      ->type_name("DURATION")
-      ->check(kDurationCheck);
+  add_duration(o, "--ack-timeout", pop->ack_timeout,
+               "Lease the messages for DUR: ack them in time, or they are delivered again",
+               positive("30s"));
   add_max_attempts(o, *pop);
   add_nul(o, *pop, "End each message with NUL instead of newline");
   o->footer(
@@ -488,9 +470,7 @@ void add_queue(CLI::App& app, Context& ctx) {
   auto* n = queue->add_subcommand("nack", "Give a leased message back: ready again, or dead");
   add_name(n, *nack);
   n->add_option("id", nack->id, "Message id, as pop printed it")->required();
-  n->add_option("--delay", nack->delay, "Ready again only after DUR")
-      ->type_name("DURATION")
-      ->check(kDurationCheck);
+  add_duration(n, "--delay", nack->delay, "Ready again only after DUR");
   n->add_option("--attempt", nack->attempt, "Only if the lease is still that delivery's")
       ->type_name("N")
       ->transform(decimal_in(1, kMaxCount));
@@ -498,34 +478,25 @@ void add_queue(CLI::App& app, Context& ctx) {
   on_parse(n, ctx, nack, run_nack);
 
   auto consume = std::make_shared<QueueArgs>();
-  consume->ack_timeout = "30s";
+  consume->ack_timeout = Millis(30'000);
   auto* c = queue->add_subcommand("consume", "Run a command for each message, with it on stdin");
   add_name(c, *consume);
-  c->add_option("--ack-timeout", consume->ack_timeout,
-                "Lease per message, renewed every DUR/3 while the command runs (default 30s)")
-      ->type_name("DURATION")
-      ->check(kDurationCheck);
+  add_duration(c, "--ack-timeout", consume->ack_timeout,
+               "Lease per message, renewed every DUR/3 while the command runs (default 30s)",
+               positive("30s"));
   add_max_attempts(c, *consume);
   c->add_option("--max-messages", consume->max_messages, "Exit after N messages")
       ->type_name("N")
       ->transform(decimal_in(1, kMaxCount));
-  c->add_option("--idle-exit", consume->idle_exit, "Exit 0 when no message came for DUR")
-      ->type_name("DURATION")
-      ->check(kDurationCheck);
-  c->add_option("--retry-delay", consume->retry_delay,
-                "A failed message is ready again only after DUR (default 0)")
-      ->type_name("DURATION")
-      ->check(kDurationCheck);
-  c->add_option("--kill-grace", consume->kill_grace,
-                "On lease loss, SIGKILL the command this long after SIGTERM (default: 10s or "
-                "--ack-timeout/3, whichever is shorter)")
-      ->type_name("DURATION")
-      ->check(kDurationCheck);
-  c->add_option("--max-run", consume->max_run,
-                "Stop the command if one message takes longer than DUR (SIGTERM, SIGKILL after "
-                "--kill-grace) and nack it, as a failure with code 124")
-      ->type_name("DURATION")
-      ->check(kDurationCheck);
+  add_duration(c, "--idle-exit", consume->idle_exit, "Exit 0 when no message came for DUR");
+  add_duration(c, "--retry-delay", consume->retry_delay,
+               "A failed message is ready again only after DUR (default 0)");
+  add_duration(c, "--kill-grace", consume->kill_grace,
+               "On lease loss, SIGKILL the command this long after SIGTERM (default: 10s or "
+               "--ack-timeout/3, whichever is shorter)");
+  add_max_run_option(c, consume->max_run,
+                     "Stop the command if one message takes longer than DUR (SIGTERM, SIGKILL "
+                     "after --kill-grace) and nack it, as a failure with code 124");
   c->add_option("command", consume->command, "The command and its arguments, after --")->required();
   c->footer(
       "Example: rcoord queue consume jobs --ack-timeout 5m -- ./handle.sh\n"

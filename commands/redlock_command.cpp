@@ -120,7 +120,7 @@ int extend(Context& ctx, const std::string& name, const std::string& token, Mill
   return r.lock.extended ? kYes : kNo;
 }
 
-int status(Context& ctx, const std::string& name, const std::string& watch) {
+int status(Context& ctx, const std::string& name, std::optional<Millis> watch) {
   auto rl = make(ctx, kDefaultTtl);
   return run_watched(ctx, watch, [&] {
     auto r = rl.status(name);

@@ -19,7 +19,7 @@ bool active(const Context& ctx);
 int acquire(Context& ctx, const std::string& name, lock::AcquireOptions opts);
 int release(Context& ctx, const std::string& name, const std::string& token);
 int extend(Context& ctx, const std::string& name, const std::string& token, Millis ttl);
-int status(Context& ctx, const std::string& name, const std::string& watch);
+int status(Context& ctx, const std::string& name, std::optional<Millis> watch);
 int break_lock(Context& ctx, const std::string& name);
 
 struct RunOptions {

@@ -63,13 +63,13 @@ struct SemArgs {
   std::string name;
   std::int64_t limit = 0;
   std::int64_t permits = 1;
-  std::string ttl = "30s";
-  std::string wait;
+  Millis ttl{30'000};
+  std::optional<Millis> wait;  // nullopt: try once
   std::string token;
   int conflict_exit_code = kNo;
-  std::string kill_grace;  // empty: the default for the TTL
-  std::string max_run;     // empty: no limit
-  std::string watch;
+  std::optional<Millis> kill_grace;  // nullopt: the default for the TTL
+  std::optional<Millis> max_run;     // nullopt: no limit
+  std::optional<Millis> watch;
   std::vector<std::string> command;
 };
 
@@ -77,8 +77,8 @@ semaphore::TakeOptions take_options(const SemArgs& a) {
   semaphore::TakeOptions opts;
   opts.limit = a.limit;
   opts.permits = a.permits;
-  opts.ttl = duration_or_throw("--ttl", a.ttl);
-  if (!a.wait.empty()) opts.wait = wait_or_throw("--wait", a.wait);
+  opts.ttl = a.ttl;
+  opts.wait = a.wait;
   opts.token = a.token.empty() ? random_token() : a.token;
   return opts;
 }
@@ -125,7 +125,7 @@ int run_release(Context& ctx, const SemArgs& a) {
 }
 
 int run_refresh(Context& ctx, const SemArgs& a) {
-  Millis ttl = duration_or_throw("--ttl", a.ttl);
+  const Millis ttl = a.ttl;
   semaphore::Changed r{"refreshed",
                        semaphore::refresh(ctx.conn(), ctx.keys(), a.name, a.token, ttl), a.name,
                        ttl.count()};
@@ -144,13 +144,9 @@ int run_status(Context& ctx, const SemArgs& a) {
 }
 
 int run_run(Context& ctx, const SemArgs& a) {
-  if (a.command.empty()) {
-    throw Error(kUsage, "sem run needs a command", "put it after --, e.g. -- ./job.sh");
-  }
   check_executable(a.command.front());  // before a permit is taken
   auto opts = take_options(a);
   Millis kill_grace = run_kill_grace(ctx, a.kill_grace, opts.ttl);
-  std::optional<Millis> max_run = max_run_option(a.max_run);
   auto r = take_or_abort(ctx, a, opts);
   if (!r.acquired) {
     ctx.out().emit(r);  // JSON: the full object; text: nothing (stdout is the command's)
@@ -163,13 +159,8 @@ int run_run(Context& ctx, const SemArgs& a) {
                            {"RCOORD_SEM", a.name},
                            {"RCOORD_PERMITS", std::to_string(r.permits)}},
                           kill_grace}};
-  options.supervise.max_run = max_run;
+  options.supervise.max_run = a.max_run;
   return run_supervised(ctx, sem_what(a.name), lease, options);
-}
-
-template <typename Fn>
-void on_parse(CLI::App* verb, Context& ctx, const std::shared_ptr<SemArgs>& args, Fn fn) {
-  verb->callback([&ctx, args, fn] { ctx.action = [&ctx, args, fn] { return fn(ctx, *args); }; });
 }
 
 void add_take_options(CLI::App* verb, SemArgs& a) {
@@ -180,13 +171,9 @@ void add_take_options(CLI::App* verb, SemArgs& a) {
   verb->add_option("--permits", a.permits, "Take K permits at once, all or none (default 1)")
       ->type_name("K")
       ->transform(decimal_in(1, 1'000'000'000));
-  verb->add_option("--ttl", a.ttl, "Lease of the permits (default 30s)")
-      ->type_name("DURATION")
-      ->check(kDurationCheck);
-  verb->add_option("--wait", a.wait,
-                   "Wait up to DUR (or forever), in arrival order; default: try once")
-      ->type_name("DURATION|forever")
-      ->check(kWaitCheck);
+  add_duration(verb, "--ttl", a.ttl, "Lease of the permits (default 30s)", positive("30s"));
+  add_wait(verb, "--wait", a.wait,
+           "Wait up to DUR (or forever), in arrival order; default: try once");
   verb->add_option("--token", a.token, "Use this token instead of a random one");
 }
 
@@ -219,9 +206,7 @@ void add_sem(CLI::App& app, Context& ctx) {
   f->add_option("--token", ref->token, "The holder's token (default $RCOORD_TOKEN)")
       ->envname("RCOORD_TOKEN")
       ->required();
-  f->add_option("--ttl", ref->ttl, "New lease from now (default 30s)")
-      ->type_name("DURATION")
-      ->check(kDurationCheck);
+  add_duration(f, "--ttl", ref->ttl, "New lease from now (default 30s)", positive("30s"));
   f->footer("Example: rcoord sem refresh encoders --token \"$TOKEN\" --ttl 1m");
   on_parse(f, ctx, ref, run_refresh);
 
@@ -240,16 +225,12 @@ void add_sem(CLI::App& app, Context& ctx) {
                 "Exit code when no permit is free (default 1)")
       ->type_name("CODE")
       ->transform(decimal_in(0, 255));
-  x->add_option("--kill-grace", run->kill_grace,
-                "On permit loss, SIGKILL the command this long after SIGTERM (default: 10s or "
-                "TTL/3, whichever is shorter)")
-      ->type_name("DURATION")
-      ->check(kDurationCheck);
-  x->add_option("--max-run", run->max_run,
-                "Stop the command if it runs longer than DUR (SIGTERM, SIGKILL after "
-                "--kill-grace), give the permits back and exit 124")
-      ->type_name("DURATION")
-      ->check(kDurationCheck);
+  add_duration(x, "--kill-grace", run->kill_grace,
+               "On permit loss, SIGKILL the command this long after SIGTERM (default: 10s or "
+               "TTL/3, whichever is shorter)");
+  add_max_run_option(x, run->max_run,
+                     "Stop the command if it runs longer than DUR (SIGTERM, SIGKILL after "
+                     "--kill-grace), give the permits back and exit 124");
   x->add_option("command", run->command, "The command and its arguments, after --")->required();
   x->footer(
       "Example: rcoord sem run encoders --limit 4 --wait forever -- ffmpeg -i in.mov out.mp4\n"

@@ -72,28 +72,26 @@ struct SignalArgs {
   std::string data;
   bool one = false;
   bool all = false;
-  std::string timeout;  // empty: no limit
+  std::optional<Millis> timeout;  // nullopt: no limit
 };
 
 struct LatchArgs {
   std::string name;
-  std::string watch;
+  std::optional<Millis> watch;
   std::int64_t count = -1;
   std::int64_t by = 1;
-  std::string ttl;
-  std::string timeout;
+  std::optional<Millis> ttl;
+  std::optional<Millis> timeout;
 };
 
 // The verb's own --timeout (how long to wait for the event); `forever` or absent: no limit.
-std::optional<Millis> wait_timeout(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  Millis t = wait_or_throw("--timeout", text);
-  if (t == Millis::max()) return std::nullopt;
-  return t;
+std::optional<Millis> wait_timeout(std::optional<Millis> timeout) {
+  if (timeout == Millis::max()) return std::nullopt;
+  return timeout;
 }
 
-std::string for_how_long(const std::string& timeout) {
-  return timeout.empty() ? std::string() : fmt::format(" within {}", timeout);
+std::string for_how_long(std::optional<Millis> timeout) {
+  return timeout ? fmt::format(" within {}", format_wait(*timeout)) : std::string();
 }
 
 int run_send(Context& ctx, const SignalArgs& a) {
@@ -132,9 +130,7 @@ int run_wait(Context& ctx, const SignalArgs& a) {
 }
 
 int run_init(Context& ctx, const LatchArgs& a) {
-  std::optional<Millis> ttl;
-  if (!a.ttl.empty()) ttl = duration_or_throw("--ttl", a.ttl);
-  auto r = latch::init(ctx.conn(), ctx.keys(), a.name, a.count, ttl);
+  auto r = latch::init(ctx.conn(), ctx.keys(), a.name, a.count, a.ttl);
   ctx.out().emit(r);
   if (!r.created) {
     ctx.out().note(fmt::format("rcoord: latch '{}' exists already (count {}); it was left as it is",
@@ -178,13 +174,8 @@ int run_latch_status(Context& ctx, const LatchArgs& a) {
   });
 }
 
-template <typename Args, typename Fn>
-void on_parse(CLI::App* verb, Context& ctx, std::shared_ptr<Args> args, Fn fn) {
-  verb->callback([&ctx, args, fn] { ctx.action = [&ctx, args, fn] { return fn(ctx, *args); }; });
-}
-
-void add_timeout(CLI::App* verb, std::string& timeout, const std::string& what) {
-  verb->add_option("--timeout", timeout, what)->type_name("DURATION|forever")->check(kWaitCheck);
+void add_timeout(CLI::App* verb, std::optional<Millis>& timeout, const std::string& what) {
+  add_wait(verb, "--timeout", timeout, what);
 }
 
 }  // namespace
@@ -234,9 +225,8 @@ void add_latch(CLI::App& app, Context& ctx) {
       ->required()
       ->type_name("N")
       ->transform(decimal_in(0, kMaxCount));
-  i->add_option("--ttl", in->ttl, "Delete the latch this long after init (default: never)")
-      ->type_name("DURATION")
-      ->check(kDurationCheck);
+  add_duration(i, "--ttl", in->ttl, "Delete the latch this long after init (default: never)",
+               positive("1h"));
   i->footer("Example: rcoord latch init \"tests-$CI_PIPELINE_ID\" --count 8 --ttl 24h");
   on_parse(i, ctx, in, run_init);
 

@@ -30,7 +30,7 @@ namespace {
 struct TopArgs {
   std::string pattern = "*";
   std::string type;
-  std::string interval = "1s";
+  Millis interval{1000};
 };
 
 // One pass into the board. Returns the pass (which masters it missed).
@@ -92,12 +92,11 @@ std::string clock_now() {
   return buf;
 }
 
-// The interactive view: refreshes every `every`, and between refreshes follows the keys and
+// The interactive view: refreshes every --interval, and between refreshes follows the keys and
 // the window's size.
 class TopScreen {
  public:
-  TopScreen(Context& ctx, const TopArgs& args, Millis every)
-      : ctx_(ctx), args_(args), every_(every), screen_(ctx.out()) {}
+  TopScreen(Context& ctx, const TopArgs& args) : ctx_(ctx), args_(args), screen_(ctx.out()) {}
 
   // Returns 0 after `q`, Ctrl-C, SIGTERM or SIGHUP. A lost server or any other error is
   // thrown (the Screen puts the terminal back on the way out).
@@ -112,7 +111,7 @@ class TopScreen {
       }
       refreshed_at_ = clock_now();
       select_rows();
-      auto next = live::Clock::now() + every_;
+      auto next = live::Clock::now() + args_.interval;
       for (;;) {
         draw();
         auto event = screen_.wait(next, input_);
@@ -170,7 +169,7 @@ class TopScreen {
         args_.pattern == "*" ? std::string() : " matching '" + args_.pattern + "'";
     return fmt::format("rcoord top  {}  {} {}{}{}  every {}  {}",
                        ctx_.settings().endpoint.describe(), board_.size(), what, pattern, shown,
-                       args_.interval, refreshed_at_);
+                       format_duration(args_.interval), refreshed_at_);
   }
 
   std::string pass_message() const {
@@ -317,7 +316,6 @@ class TopScreen {
 
   Context& ctx_;
   const TopArgs& args_;
-  Millis every_;
   Screen screen_;
   live::Board board_;
   inventory::Pass pass_;
@@ -378,9 +376,8 @@ void add_top(CLI::App& app, Context& ctx) {
       "top", "Watch the objects rcoord keeps, full screen, most recently changed first");
   top->add_option("pattern", args->pattern, "Glob over whole object names (default *)");
   add_type_option(top, args->type);
-  top->add_option("--interval", args->interval, "Refresh every DUR (default 1s, at least 100ms)")
-      ->type_name("DURATION")
-      ->check(kDurationCheck);
+  add_duration(top, "--interval", args->interval, "Refresh every DUR (default 1s, at least 100ms)",
+               kRefreshBounds);
   top->footer(
       "Keys: q quits, / filters by name (Enter keeps the filter, Esc clears it), arrows or\n"
       "j/k move, Enter shows the chosen object's status (Esc goes back). A change is any change\n"
@@ -392,9 +389,8 @@ void add_top(CLI::App& app, Context& ctx) {
       "  rcoord top --type queue | head");
   top->callback([&ctx, args] {
     ctx.action = [&ctx, args] {
-      Millis every = refresh_interval_or_throw("--interval", args->interval);
       if (!full_screen(ctx)) return snapshot(ctx, *args);
-      TopScreen screen(ctx, *args, every);
+      TopScreen screen(ctx, *args);
       return screen.run();
     };
   });

@@ -12,28 +12,15 @@
 
 namespace rcoord::cmd {
 
-void add_watch_option(CLI::App* verb, std::string& watch) {
-  verb->add_option("--watch", watch,
-                   "Show it again every DUR (100ms or more) until interrupted (Ctrl-C)")
-      ->type_name("DURATION")
-      ->check(kDurationCheck);
+void add_watch_option(CLI::App* verb, std::optional<Millis>& watch) {
+  add_duration(verb, "--watch", watch,
+               "Show it again every DUR (100ms or more) until interrupted (Ctrl-C)",
+               kRefreshBounds);
 }
 
-Millis refresh_interval_or_throw(std::string_view option, const std::string& value) {
-  Millis every = duration_or_throw(option, value);
-  // Faster than a screen can be read, it only loads the server (0.5ms was accepted once).
-  if (every < kMinWatch) {
-    throw Error(
-        kUsage,
-        fmt::format("{} {} is too short: at least {}", option, value, format_duration(kMinWatch)),
-        fmt::format("use e.g. {} 1s", option));
-  }
-  return every;
-}
-
-int run_watched(Context& ctx, const std::string& watch, const std::function<int()>& once) {
-  if (watch.empty()) return once();
-  Millis every = refresh_interval_or_throw("--watch", watch);
+int run_watched(Context& ctx, std::optional<Millis> watch, const std::function<int()>& once) {
+  if (!watch) return once();
+  const Millis every = *watch;
   const bool redraw = isatty(STDOUT_FILENO) != 0 && !ctx.out().quiet();
   signals::install();
   for (;;) {

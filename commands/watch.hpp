@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -15,17 +16,16 @@ namespace rcoord::cmd {
 /// The shortest --watch interval: faster refreshes cannot be read, and only load the server.
 constexpr Millis kMinWatch{100};
 
-/// The refresh interval `value` of `option` (--watch, top's --interval); a usage error when it
-/// is malformed or shorter than kMinWatch.
-Millis refresh_interval_or_throw(std::string_view option, const std::string& value);
+/// What a refresh interval (--watch, top's --interval) accepts.
+inline constexpr DurationBounds kRefreshBounds{false, "1s", kMinWatch};
 
-/// Adds `--watch DUR` to `verb`, storing the raw value in `watch`.
-void add_watch_option(CLI::App* verb, std::string& watch);
+/// Adds `--watch DUR` to `verb`; `watch` stays nullopt when it is not given.
+void add_watch_option(CLI::App* verb, std::optional<Millis>& watch);
 
 /// Runs `once` (which prints one answer and returns its exit code), then again every
-/// `watch` until SIGINT/SIGTERM/SIGHUP; returns `once`'s code when `watch` is empty, else 0
+/// `watch` until SIGINT/SIGTERM/SIGHUP; returns `once`'s code when `watch` is nullopt, else 0
 /// after the interruption. Errors (e.g. the server going away) end the watch as they would
 /// end a single call.
-int run_watched(Context& ctx, const std::string& watch, const std::function<int()>& once);
+int run_watched(Context& ctx, std::optional<Millis> watch, const std::function<int()>& once);
 
 }  // namespace rcoord::cmd

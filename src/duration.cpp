@@ -208,4 +208,6 @@ std::string format_duration(Millis d) {
   return fmt::format("{}ms", ms);
 }
 
+std::string format_wait(Millis d) { return d == Millis::max() ? "forever" : format_duration(d); }
+
 }  // namespace rcoord

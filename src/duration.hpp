@@ -54,5 +54,7 @@ std::optional<double> parse_decimal_real(std::string_view text);
 
 /// Prints a duration back in the shortest exact form (`1500ms`, `90s`, `2m`).
 std::string format_duration(Millis d);
+/// As format_duration, and `forever` for Millis::max() (parse_wait's forever).
+std::string format_wait(Millis d);
 
 }  // namespace rcoord

@@ -78,7 +78,6 @@ Campaign campaign(Connection& conn, const Keys& keys, std::string_view name,
                   const CampaignOptions& opts) {
   check_name("election", name);
   check_id(opts.id);
-  if (opts.ttl.count() <= 0) throw Error(kUsage, "--ttl must be positive", "use e.g. --ttl 10s");
   Campaign result;
   result.name = std::string(name);
   result.id = opts.id;

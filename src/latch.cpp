@@ -25,7 +25,6 @@ Initialized init(Connection& conn, const Keys& keys, std::string_view name, std:
                  std::optional<Millis> ttl) {
   check_name("latch", name);
   if (count < 0) throw Error(kUsage, "--count must be 0 or more", "use e.g. --count 10");
-  if (ttl && ttl->count() <= 0) throw Error(kUsage, "--ttl must be positive", "use e.g. --ttl 1h");
   std::string key = keys.object(kType, name);
   Reply r = eval(conn, lua::kLatchInit, {key},
                  {std::to_string(count), ttl ? std::to_string(ttl->count()) : std::string(), key});

@@ -23,8 +23,8 @@ struct Initialized {
   std::string name;
   std::int64_t count = 0;  ///< the count now
 };
-/// Creates the latch with `count` (0 or more); `ttl` makes it expire. An existing latch is
-/// not touched.
+/// Creates the latch with `count` (0 or more); `ttl` (positive: the command line checks it)
+/// makes it expire. An existing latch is not touched.
 Initialized init(Connection& conn, const Keys& keys, std::string_view name, std::int64_t count,
                  std::optional<Millis> ttl);
 /// The reply of latch_init (no I/O), for tests and fuzzing: everything but the name. Throws

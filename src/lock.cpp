@@ -55,7 +55,6 @@ std::string reader_wake_prefix(const Keys& keys, std::string_view name) {
 Acquired acquire(Connection& conn, const Keys& keys, std::string_view name,
                  const AcquireOptions& opts) {
   check_name("lock", name);
-  if (opts.ttl.count() <= 0) throw Error(kUsage, "--ttl must be positive", "use e.g. --ttl 30s");
   Acquired result;
   result.name = std::string(name);
   std::string token = opts.token.empty() ? random_token() : opts.token;
@@ -104,7 +103,6 @@ bool release(Connection& conn, const Keys& keys, std::string_view name, std::str
 Extended extend(Connection& conn, const Keys& keys, std::string_view name, std::string_view token,
                 Millis ttl) {
   check_name("lock", name);
-  if (ttl.count() <= 0) throw Error(kUsage, "--ttl must be positive", "use e.g. --ttl 30s");
   Reply r = eval(conn, lua::kLockExtend, lock_keys(keys, name),
                  {std::string(token), std::to_string(ttl.count())});
   Extended e;

@@ -101,9 +101,6 @@ Popped pop(Connection& conn, const Keys& keys, std::string_view name, const PopO
   Args k = queue_keys(keys, name);
   check_positive("--count", opts.count);
   check_positive("--max-attempts", opts.max_attempts);
-  if (opts.ack_timeout && opts.ack_timeout->count() <= 0) {
-    throw Error(kUsage, "--ack-timeout must be positive", "use e.g. --ack-timeout 30s");
-  }
   const std::string& wake_key = k[6];
   Args args{std::to_string(opts.count), opts.lifo ? "1" : "0",
             std::to_string(opts.ack_timeout ? opts.ack_timeout->count() : 0),

@@ -197,7 +197,6 @@ void Redlock::release_everywhere(std::string_view name, const std::string& token
 
 Acquired Redlock::acquire(std::string_view name, const lock::AcquireOptions& opts) {
   check_name("lock", name);
-  if (opts.ttl.count() <= 0) throw Error(kUsage, "--ttl must be positive", "use e.g. --ttl 30s");
   if (opts.shared) {
     throw Error(kUsage, "--shared is not supported with several --url (Redlock)",
                 "give one --url for a reader lock");
@@ -260,7 +259,6 @@ Released Redlock::release(std::string_view name, std::string_view token) {
 Extended Redlock::extend(std::string_view name, std::string_view token, Millis ttl,
                          Clock::time_point deadline) {
   check_name("lock", name);
-  if (ttl.count() <= 0) throw Error(kUsage, "--ttl must be positive", "use e.g. --ttl 30s");
   auto start = Clock::now();
   auto results = on_all(conns_, [&](std::size_t, Connection& c) {
     DeadlineCap cap(c, deadline);

@@ -47,7 +47,6 @@ void check_options(const TakeOptions& opts) {
                 fmt::format("--permits {} does not fit --limit {}", opts.permits, opts.limit),
                 "take between 1 and --limit permits");
   }
-  if (opts.ttl.count() <= 0) throw Error(kUsage, "--ttl must be positive", "use e.g. --ttl 30s");
 }
 
 }  // namespace
@@ -103,7 +102,6 @@ bool release(Connection& conn, const Keys& keys, std::string_view name, std::str
 bool refresh(Connection& conn, const Keys& keys, std::string_view name, std::string_view token,
              Millis ttl) {
   check_name("semaphore", name);
-  if (ttl.count() <= 0) throw Error(kUsage, "--ttl must be positive", "use e.g. --ttl 30s");
   Reply r = eval(conn, lua::kSemRefresh, sem_keys(keys, name),
                  {std::string(token), std::to_string(ttl.count())});
   return reply_integer(r.get()) == 1;
