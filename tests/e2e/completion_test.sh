@@ -130,11 +130,11 @@ timed 2500 bash_complete rcoord -p "$P" lock status ''
 timed 2500 fish_complete "rcoord -p $P lock status "
 timed 4000 zsh_complete "rcoord -p $P lock status "
 kill -CONT "$R_PID"
-# A server just woken may first work off what the paused completions left: ask when it answers.
-# Its time limit is scaled again: the machine may have got busier since the script started.
-wait_until 10 redis-cli -p "$P" ping
-RCOORD_COMPLETION_TIMEOUT_MS=$(scaled 1000)
-assert_eq "$(bash_complete rcoord -p "$P" lock status back)" backup "the server answers again"
+# Completion works again once the server does. On a busy machine (a CI run beside another) the
+# first completions after the pause can still outlast their time limit, so it is asked until it
+# answers: what is proved is that nothing stays broken, within 10 s (scaled).
+completes_backup() { [ "$(bash_complete rcoord -p "$P" lock status back)" = backup ]; }
+wait_until 10 completes_backup || fail "the server answers again, but completion does not"
 pass "a dead or paused server: no names, and the shell gets its prompt back within the time limit"
 
 # The limit is the one given: each shell runs `timeout LIMIT rcoord ... --timeout 30%ms`. A
