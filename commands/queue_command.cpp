@@ -174,8 +174,9 @@ void give_back_messages(Context& ctx, const std::string& name,
   DeadlineCap bounded(ctx.conn(), std::chrono::steady_clock::now() + ctx.settings().timeout);
   try {
     // Each goes back to the head: the last first, so that they stand in their old order.
-    for (auto m = messages.rbegin(); m != messages.rend(); ++m) {
-      queue::nack(ctx.conn(), ctx.keys(), name, m->id, {Millis(0), m->attempt, true});
+    for (std::size_t i = messages.size(); i-- > 0;) {
+      const queue::Message& m = messages[i];
+      queue::nack(ctx.conn(), ctx.keys(), name, m.id, {Millis(0), m.attempt, true});
     }
   } catch (const Error& e) {
     Printer::warn(fmt::format(
