@@ -438,7 +438,10 @@ void scan_node(Connection& node, const Keys& keys, const Query& query, const std
       // keys makes it one (with states, the probe checks that again, as of its own read).
       if (removal::is_kept_counter(type, suffix)) continue;
       if (!query.pattern.empty() && !glob_match(query.pattern, name)) continue;
-      if (!seen.insert(type + '\0' + name).second) continue;
+      std::string seen_key = type;
+      seen_key += '\0';
+      seen_key += name;
+      if (!seen.insert(std::move(seen_key)).second) continue;
       if (query.states) {
         batch.push_back(probe_for(keys, std::move(type), std::move(name)));
       } else {
@@ -501,10 +504,10 @@ Pass survey(Connection& conn, const Keys& keys, const Query& query,
 }
 
 Error unreachable_error(const Pass& pass, std::string_view verb) {
-  return Error(kConnection,
-               fmt::format("{} of {} cluster masters were not {}: {}", pass.unreachable.size(),
-                           pass.masters, verb, fmt::join(pass.unreachable, "; ")),
-               "the objects of the other masters are shown; check the cluster with rcoord doctor");
+  return {kConnection,
+          fmt::format("{} of {} cluster masters were not {}: {}", pass.unreachable.size(),
+                      pass.masters, verb, fmt::join(pass.unreachable, "; ")),
+          "the objects of the other masters are shown; check the cluster with rcoord doctor"};
 }
 
 std::size_t list(Connection& conn, const Keys& keys, const Query& query,

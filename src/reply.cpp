@@ -77,22 +77,22 @@ bool is_auth_reply(const redisReply* r) {
 
 Error reply_error(const std::string& msg, std::string_view what) {
   if (is_auth_error(msg)) {
-    return Error(kConnection, fmt::format("authentication required: {}", msg), kAuthHint);
+    return {kConnection, fmt::format("authentication required: {}", msg), kAuthHint};
   }
   if (starts_with(msg, "CLUSTERDOWN")) {
-    return Error(kServer, fmt::format("cluster error: {} failed: {}", what, msg),
-                 "the cluster cannot serve this key now; check it with 'rcoord doctor'");
+    return {kServer, fmt::format("cluster error: {} failed: {}", what, msg),
+            "the cluster cannot serve this key now; check it with 'rcoord doctor'"};
   }
   if (starts_with(msg, "CROSSSLOT") || starts_with(msg, "MOVED ") || starts_with(msg, "ASK ")) {
     // A redirect left here came from a bulk stream or a pipeline that only partly ran.
-    return Error(kServer, fmt::format("cluster error: {} failed: {}", what, msg),
-                 "run the command again; if it persists, report it as a bug");
+    return {kServer, fmt::format("cluster error: {} failed: {}", what, msg),
+            "run the command again; if it persists, report it as a bug"};
   }
   if (starts_with(msg, "NOPERM")) {
-    return Error(kServer, fmt::format("{} refused by ACL: {}", what, msg),
-                 "grant the rcoord ACL rule to this user (see the README)");
+    return {kServer, fmt::format("{} refused by ACL: {}", what, msg),
+            "grant the rcoord ACL rule to this user (see the README)"};
   }
-  return Error(kServer, fmt::format("{} failed: {}", what, msg));
+  return {kServer, fmt::format("{} failed: {}", what, msg)};
 }
 
 void check_reply(const Reply& r, std::string_view what) {

@@ -58,11 +58,13 @@ done
 expect 0 "$RCOORD" metrics
 printf '%s\n' "$OUT" >"$TEST_TMP/all.prom"
 PARSED=$(parse "$TEST_TMP/all.prom") || fail "the parser refused the output: $OUT"
+# (grep reads a here-string, not a pipe: under pipefail, a grep -q that ends at its first match
+# can fail the printf still writing into the pipe, and the check with it.)
 for metric in rcoord_lock_held rcoord_lock_held_seconds rcoord_lock_fence rcoord_sem_permits_in_use \
   rcoord_sem_limit rcoord_sem_waiting rcoord_queue_messages rcoord_limit_remaining \
   rcoord_elect_has_leader rcoord_elect_term rcoord_bloom_items rcoord_bloom_fill_ratio \
   rcoord_pf_count rcoord_latch_count; do
-  printf '%s\n' "$PARSED" | grep -qx "family	$metric" || fail "metric $metric missing"
+  grep -qx "family	$metric" <<<"$PARSED" || fail "metric $metric missing"
   grep -q "^# TYPE $metric gauge$" "$TEST_TMP/all.prom" || fail "no TYPE line for $metric"
   grep -q "^# HELP $metric " "$TEST_TMP/all.prom" || fail "no HELP line for $metric"
 done
@@ -74,7 +76,7 @@ assert_eq "$(sample rcoord_lock_fence '"free-lock"')" 1.0
 held=$(sample rcoord_lock_held_seconds '"held-lock"')
 "$PY" -c "import sys; v = float(sys.argv[1]); sys.exit(0 if 0 <= v < 300 else 1)" "$held" ||
   fail "held-lock held for $held s?"
-printf '%s\n' "$PARSED" | grep -q "^rcoord_lock_held_seconds	\"free-lock\"" &&
+grep -q "^rcoord_lock_held_seconds	\"free-lock\"" <<<"$PARSED" &&
   fail "a free lock has no held_seconds"
 assert_eq "$(sample rcoord_lock_waiting '"held-lock"')" 0.0
 assert_eq "$(sample rcoord_sem_permits_in_use '"slots"')" 2.0
@@ -110,7 +112,7 @@ expect 0 "$RCOORD" metrics 'held-*' --type lock
 printf '%s\n' "$OUT" >"$TEST_TMP/some.prom"
 PARSED=$(parse "$TEST_TMP/some.prom")
 assert_eq "$(printf '%s\n' "$PARSED" | grep -c '^rcoord_lock_held	')" 1 "only held-lock"
-printf '%s\n' "$PARSED" | grep -q '^rcoord_queue_messages' && fail "--type lock printed a queue"
+grep -q '^rcoord_queue_messages' <<<"$PARSED" && fail "--type lock printed a queue"
 pass "PATTERN and --type select the objects"
 
 # --textfile: a new file renamed over the old one; nothing else left in the directory
