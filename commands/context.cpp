@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <type_traits>
 #include <variant>
 
@@ -78,8 +79,24 @@ void Context::resolve(const std::string& command) {
   ConfigFile config{config_file_path(opts, env), {}};
   if (!config.path.empty()) config.values = load_config(config.path);
   settings_ = resolve_settings(opts, config, env, {command, several_urls_});
+  // `rcoord:lock-acquire:nightly-backup` in CLIENT LIST: which process is which.
+  std::string what = verb_;
+  std::replace(what.begin(), what.end(), ' ', '-');
+  if (!object_.empty()) what += ":" + object_;
+  std::string name = client_name(what);
+  settings_.endpoint.client_name = name;
+  for (auto& e : settings_.endpoints) e.client_name = name;
   keys_ = Keys(settings_.prefix);
   printer_ = Printer(settings_.format, settings_.quiet);
+}
+
+void Context::set_chosen(std::string verb, std::string object) {
+  verb_ = std::move(verb);
+  object_ = std::move(object);
+}
+
+Identity Context::identity(std::string cmd) const {
+  return this_process(cmd.empty() ? verb_ : std::move(cmd), settings_.note);
 }
 
 Connection& Context::conn() {

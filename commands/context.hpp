@@ -12,6 +12,7 @@
 
 #include "connection.hpp"
 #include "duration.hpp"
+#include "identity.hpp"
 #include "keys.hpp"
 #include "options.hpp"
 #include "output.hpp"
@@ -34,6 +35,21 @@ class Context {
   /// in messages). Throws Error(kUsage).
   void resolve(const std::string& command);
 
+  /// What was chosen (`lock acquire`) and the object it names (may be empty), set by main
+  /// once the command line is parsed: the connections' client name and the `cmd` a take
+  /// records come from them.
+  void set_chosen(std::string verb, std::string object);
+  const std::string& verb() const { return verb_; }
+  /// Who this process is, for what it takes: `cmd` is the verb unless a run form names its
+  /// command (command_basename()), the note the one the settings resolved.
+  Identity identity(std::string cmd = {}) const;
+  /// identity() packed for a take script's ARGV (identity.hpp's pack()).
+  std::string who(std::string cmd = {}) const { return pack(identity(std::move(cmd))); }
+  /// who() for a run form, whose `cmd` is the basename of the command's argv[0].
+  std::string who_runs(const std::vector<std::string>& command) const {
+    return who(command.empty() ? std::string{} : command_basename(command.front()));
+  }
+
   const Settings& settings() const { return settings_; }
   /// The connection, made on first use.
   Connection& conn();
@@ -43,6 +59,8 @@ class Context {
  private:
   std::map<std::string, CLI::Option*> options_;
   bool several_urls_ = false;
+  std::string verb_;
+  std::string object_;
   Settings settings_;
   Keys keys_;
   Printer printer_;

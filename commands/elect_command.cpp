@@ -5,6 +5,7 @@
 #include "errors.hpp"
 #include "executable.hpp"
 #include "hold.hpp"
+#include "holder_view.hpp"
 #include "holding.hpp"
 #include "signals.hpp"
 #include "text.hpp"
@@ -33,10 +34,12 @@ std::string to_text(const Resigned& r) { return r.resigned ? "resigned" : ""; }
 void to_json(nlohmann::ordered_json& j, const Status& r) {
   j = {
       {"leader", r.leader}, {"name", r.name}, {"id", r.id}, {"term", r.term}, {"ttl_ms", r.ttl_ms}};
+  if (r.leader) cmd::add_holder(j, r.holder);
 }
 std::string to_text(const Status& r) {
   return fmt::format("leader: {}\nname: {}\nid: {}\nterm: {}\nttl_ms: {}\n", r.leader,
-                     escape_text(r.name), escape_text(r.id), r.term, r.ttl_ms);
+                     escape_text(r.name), escape_text(r.id), r.term, r.ttl_ms) +
+         (r.leader ? cmd::holder_lines(r.holder) : std::string{});
 }
 
 void to_json(nlohmann::ordered_json& j, const Change& r) { to_json(j, r.state); }
@@ -97,7 +100,7 @@ elect::Campaign campaign_or_abort(Context& ctx, const std::string& name,
 }
 
 int run_campaign(Context& ctx, const ElectArgs& a) {
-  elect::CampaignOptions opts{a.id, a.ttl, a.wait, false, random_token()};
+  elect::CampaignOptions opts{a.id, a.ttl, a.wait, false, random_token(), ctx.who()};
   auto r = campaign_or_abort(ctx, a.name, opts);
   emit_taken(ctx, holding(ctx, a.name, opts.id, opts.token), r);
   if (!r.leader) note_not_leader(ctx, r);
@@ -138,7 +141,7 @@ int run_run(Context& ctx, const ElectArgs& a) {
   const Millis ttl = a.ttl;
   Millis kill_grace = run_kill_grace(ctx, a.kill_grace, ttl);
   check_executable(a.command.front());  // before campaigning
-  elect::CampaignOptions opts{a.id, ttl, a.wait, true, random_token()};
+  elect::CampaignOptions opts{a.id, ttl, a.wait, true, random_token(), ctx.who_runs(a.command)};
   auto r = campaign_or_abort(ctx, a.name, opts);
   if (!r.leader) {
     ctx.out().emit(r);  // JSON: the not-leader object; text: nothing (stdout is the command's)

@@ -7,6 +7,7 @@
 #include "errors.hpp"
 #include "executable.hpp"
 #include "hold.hpp"
+#include "holder_view.hpp"
 #include "holding.hpp"
 #include "redlock_command.hpp"
 #include "signals.hpp"
@@ -41,11 +42,31 @@ std::string to_text(const Extended& r) {
 void to_json(nlohmann::ordered_json& j, const Status& r) {
   j = {{"held", r.held},   {"name", r.name}, {"token", r.token},    {"ttl_ms", r.ttl_ms},
        {"fence", r.fence}, {"mode", r.mode}, {"readers", r.readers}};
+  if (r.mode == "exclusive") cmd::add_holder(j, r.holder);
+  if (r.mode == "shared") {
+    auto& holders = j["holders"] = nlohmann::ordered_json::array();
+    for (const auto& reader : r.reader_list) {
+      nlohmann::ordered_json one = {{"token", reader.token}, {"ttl_ms", reader.ttl_ms}};
+      cmd::add_holder(one, reader.holder);
+      holders.push_back(std::move(one));
+    }
+  }
 }
 std::string to_text(const Status& r) {
-  return fmt::format(
+  std::string out = fmt::format(
       "held: {}\nname: {}\ntoken: {}\nttl_ms: {}\nfence: {}\nmode: {}\nreaders: {}\n", r.held,
       escape_text(r.name), escape_text(r.token), r.ttl_ms, r.fence, r.mode, r.readers);
+  if (r.mode == "exclusive") out += cmd::holder_lines(r.holder);
+  // One line per reader: its token's start, who and for how long.
+  for (const auto& reader : r.reader_list) {
+    std::string who = describe(reader.holder.who);
+    out += fmt::format(
+        "reader: {} {}{}\n", escape_text(reader.token), who.empty() ? "" : escape_text(who) + " ",
+        reader.holder.held_ms >= 0
+            ? fmt::format("held_ms {} ttl_ms {}", reader.holder.held_ms, reader.ttl_ms)
+            : fmt::format("ttl_ms {}", reader.ttl_ms));
+  }
+  return out;
 }
 
 void to_json(nlohmann::ordered_json& j, const Broken& r) {
@@ -99,7 +120,7 @@ lock::Acquired acquire_or_abort(Context& ctx, const std::string& name,
 }
 
 int run_acquire(Context& ctx, const LockArgs& a) {
-  lock::AcquireOptions opts{a.ttl, a.wait, a.token, a.shared};
+  lock::AcquireOptions opts{a.ttl, a.wait, a.token, a.shared, ctx.who()};
   if (redlock_verbs::active(ctx)) return redlock_verbs::acquire(ctx, a.name, opts);
   if (opts.token.empty()) opts.token = random_token();
   auto r = acquire_or_abort(ctx, a.name, opts);
@@ -150,7 +171,7 @@ int run_run(Context& ctx, const LockArgs& a) {
   const Millis min_hold = a.min_hold;
   // Before the lock is taken: with --min-hold, a typo would keep it for the whole hold.
   check_executable(a.command.front());
-  lock::AcquireOptions opts{ttl, a.wait, a.token, a.shared};
+  lock::AcquireOptions opts{ttl, a.wait, a.token, a.shared, ctx.who_runs(a.command)};
   if (redlock_verbs::active(ctx)) {
     // The supervisor counts a Redlock's lease without the drift allowance.
     Millis kill_grace = run_kill_grace(ctx, a.kill_grace, ttl - redlock::drift(ttl));

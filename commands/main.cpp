@@ -144,6 +144,25 @@ void add_commands(CLI::App& app, rcoord::cmd::Context& ctx, std::string_view wor
   }
 }
 
+// The chosen verb's words (`lock acquire`) and the object it names: the first positional
+// value given to the last subcommand, when it has one.
+void note_chosen(const CLI::App& app, rcoord::cmd::Context& ctx) {
+  std::string verb;
+  const CLI::App* leaf = &app;
+  while (!leaf->get_subcommands().empty()) {
+    leaf = leaf->get_subcommands().front();
+    verb += (verb.empty() ? "" : " ") + leaf->get_name();
+  }
+  std::string object;
+  for (const CLI::Option* opt : leaf->get_options()) {
+    if (opt->get_positional() && opt->count() > 0 && !opt->results().empty()) {
+      object = opt->results().front();
+      break;
+    }
+  }
+  ctx.set_chosen(std::move(verb), std::move(object));
+}
+
 // A password's mask in the command line that ps shows: "****" whatever its length, so ps
 // does not tell how long it is. (A password shorter than 4 bytes gets as many stars as it has
 // bytes: the command line may not grow.)
@@ -301,6 +320,7 @@ int run(int argc, char** argv) {
   }
 
   try {
+    note_chosen(app, ctx);
     ctx.resolve(app.get_subcommands().front()->get_name());
     // As redis-cli does; after resolve, so that a usage error stays one line.
     if (password_in_argv && !ctx.opts.no_auth_warning) {

@@ -14,6 +14,7 @@
 #include "errors.hpp"
 #include "executable.hpp"
 #include "hold.hpp"
+#include "holder_view.hpp"
 #include "items.hpp"
 #include "signals.hpp"
 #include "text.hpp"
@@ -115,6 +116,7 @@ struct QueueArgs {
   std::string id;
   std::int64_t attempt = 0;
   bool dead = false;
+  bool in_flight = false;  // peek: the messages in flight
   std::int64_t max_messages = 0;
   Millis idle_exit = Millis::max();  // consume: forever
   Millis retry_delay{0};
@@ -223,6 +225,7 @@ int run_pop(Context& ctx, const QueueArgs& a) {
   o.wait = a.wait;
   o.ack_timeout = a.ack_timeout;
   o.max_attempts = a.max_attempts;
+  o.who = ctx.who();
   // A plain pop leases what it takes too, and acknowledges it once written: a message whose
   // reply is lost, or that stdout cannot take, goes back to the queue instead of vanishing.
   const bool plain = !o.ack_timeout;
@@ -274,7 +277,49 @@ int run_len(Context& ctx, const QueueArgs& a) {
   return kYes;
 }
 
+// One line per message in flight: who leased it, for how long, and the message (escaped).
+std::string in_flight_lines(const std::vector<queue::Message>& messages) {
+  std::string out;
+  for (const auto& m : messages) {
+    out += fmt::format("{} attempt={} lease_ms={}", m.id, m.attempt, m.lease_ms);
+    if (m.consumer.held_ms >= 0) out += fmt::format(" held_ms={}", m.consumer.held_ms);
+    std::string who = describe(m.consumer.who);
+    if (!who.empty()) out += " by " + escape_text(who);
+    out += ": " + escape_text(m.message) + "\n";
+  }
+  return out;
+}
+
+int run_peek_in_flight(Context& ctx, const QueueArgs& a) {
+  auto messages = queue::in_flight(ctx.conn(), ctx.keys(), a.name, a.count);
+  if (messages.empty()) {
+    ctx.out().note(fmt::format("rcoord: queue '{}' has no message in flight", a.name));
+    return kNo;
+  }
+  if (!ctx.out().json()) {
+    ctx.out().write_text(in_flight_lines(messages));
+    return kYes;
+  }
+  if (ctx.out().quiet()) return kYes;
+  for (const auto& m : messages) {
+    nlohmann::ordered_json j;
+    queue::to_json(j, m);
+    j["lease_ms"] = m.lease_ms;
+    nlohmann::ordered_json who;
+    add_holder(who, m.consumer);
+    // The consumer's take is a lease: its time is `leased_at`.
+    if (who.contains("acquired_at")) {
+      j["leased_at"] = who["acquired_at"];
+      who.erase("acquired_at");
+    }
+    j.update(who);
+    ctx.out().write_json(j);
+  }
+  return kYes;
+}
+
 int run_peek(Context& ctx, const QueueArgs& a) {
+  if (a.in_flight) return run_peek_in_flight(ctx, a);
   auto messages = queue::peek(ctx.conn(), ctx.keys(), a.name, a.count);
   if (messages.empty()) {
     ctx.out().note(fmt::format("rcoord: queue '{}' has no ready message", a.name));
@@ -389,6 +434,7 @@ int run_consume(Context& ctx, const QueueArgs& a) {
   o.pop.ack_timeout = ack_timeout;
   o.pop.max_attempts = a.max_attempts;
   o.pop.wait = a.idle_exit;
+  o.pop.who = ctx.who_runs(a.command);
   return queue::consume(ctx.conn(), ctx.keys(), a.name, o,
                         [&](const queue::ConsumeEvent& e) { report(ctx, a.name, o, e); })
       .exit_code;
@@ -517,7 +563,9 @@ void add_queue(CLI::App& app, Context& ctx) {
   add_name(e, *peek);
   add_count(e, *peek, "Show up to N messages (default 1)");
   add_nul(e, *peek, "End each message with NUL instead of newline");
-  e->footer("Example: rcoord queue peek jobs --count 10");
+  e->add_flag("--in-flight", peek->in_flight,
+              "List the messages in flight instead, with who leased them and for how long");
+  e->footer("Example: rcoord queue peek jobs --count 10; rcoord queue peek jobs --in-flight");
   on_parse(e, ctx, peek, run_peek);
 
   auto stats = std::make_shared<QueueArgs>();

@@ -5,6 +5,7 @@
 #include "errors.hpp"
 #include "executable.hpp"
 #include "hold.hpp"
+#include "holder_view.hpp"
 #include "text.hpp"
 #include "token.hpp"
 #include "watch.hpp"
@@ -26,7 +27,9 @@ std::string to_text(const Taken& r) { return r.acquired ? r.token : std::string{
 void to_json(nlohmann::ordered_json& j, const Status& r) {
   auto holders = nlohmann::ordered_json::array();
   for (const auto& h : r.holders) {
-    holders.push_back({{"token", h.token}, {"permits", h.permits}, {"ttl_ms", h.ttl_ms}});
+    nlohmann::ordered_json one = {{"token", h.token}, {"permits", h.permits}, {"ttl_ms", h.ttl_ms}};
+    cmd::add_holder(one, h.taker);
+    holders.push_back(std::move(one));
   }
   j = {{"name", r.name},
        {"limit", r.limit},
@@ -39,8 +42,12 @@ std::string to_text(const Status& r) {
   std::string out = fmt::format("name: {}\nlimit: {}\nin_use: {}\nwaiting: {}\n",
                                 escape_text(r.name), r.limit, r.in_use, r.waiting);
   for (const auto& h : r.holders) {
-    out += fmt::format("holders: {} permits={} ttl_ms={}\n", escape_text(h.token), h.permits,
-                       h.ttl_ms);
+    out +=
+        fmt::format("holders: {} permits={} ttl_ms={}", escape_text(h.token), h.permits, h.ttl_ms);
+    if (h.taker.held_ms >= 0) out += fmt::format(" held_ms={}", h.taker.held_ms);
+    std::string who = describe(h.taker.who);
+    if (!who.empty()) out += " by " + escape_text(who);
+    out += '\n';
   }
   return out;
 }
@@ -73,13 +80,14 @@ struct SemArgs {
   std::vector<std::string> command;
 };
 
-semaphore::TakeOptions take_options(const SemArgs& a) {
+semaphore::TakeOptions take_options(const Context& ctx, const SemArgs& a) {
   semaphore::TakeOptions opts;
   opts.limit = a.limit;
   opts.permits = a.permits;
   opts.ttl = a.ttl;
   opts.wait = a.wait;
   opts.token = a.token.empty() ? random_token() : a.token;
+  opts.who = a.command.empty() ? ctx.who() : ctx.who_runs(a.command);
   return opts;
 }
 
@@ -108,7 +116,7 @@ void note_full(Context& ctx, const semaphore::Taken& r, std::int64_t permits) {
 }
 
 int run_take(Context& ctx, const SemArgs& a) {
-  auto opts = take_options(a);
+  auto opts = take_options(ctx, a);
   auto r = take_or_abort(ctx, a, opts);
   emit_taken(ctx, holding(ctx, a.name, opts.token), r);
   if (!r.acquired) note_full(ctx, r, opts.permits);
@@ -145,7 +153,7 @@ int run_status(Context& ctx, const SemArgs& a) {
 
 int run_run(Context& ctx, const SemArgs& a) {
   check_executable(a.command.front());  // before a permit is taken
-  auto opts = take_options(a);
+  auto opts = take_options(ctx, a);
   Millis kill_grace = run_kill_grace(ctx, a.kill_grace, opts.ttl);
   auto r = take_or_abort(ctx, a, opts);
   if (!r.acquired) {

@@ -210,4 +210,13 @@ std::string format_duration(Millis d) {
 
 std::string format_wait(Millis d) { return d == Millis::max() ? "forever" : format_duration(d); }
 
+std::string format_elapsed(Millis d) {
+  auto ms = std::max<std::int64_t>(0, d.count());
+  if (ms < 60'000) return fmt::format("{:.1f}s", static_cast<double>(ms) / 1000);
+  auto s = ms / 1000;
+  if (s < 3600) return fmt::format("{}m{:02}s", s / 60, s % 60);
+  if (s < 86'400) return fmt::format("{}h{:02}m", s / 3600, s % 3600 / 60);
+  return fmt::format("{}d{:02}h", s / 86'400, s % 86'400 / 3600);
+}
+
 }  // namespace rcoord

@@ -56,5 +56,8 @@ std::optional<double> parse_decimal_real(std::string_view text);
 std::string format_duration(Millis d);
 /// As format_duration, and `forever` for Millis::max() (parse_wait's forever).
 std::string format_wait(Millis d);
+/// An elapsed time as an operator reads it, to the second past a minute: `12.3s`, `14m30s`,
+/// `3h05m`, `2d04h`.
+std::string format_elapsed(Millis d);
 
 }  // namespace rcoord

@@ -84,8 +84,12 @@ Campaign campaign(Connection& conn, const Keys& keys, std::string_view name,
   // The wake list goes to the script too, which refuses it when it holds another type.
   std::string wake_key = keys.aux(kType, name, "wake");
   Args script_keys{keys.object(kType, name), keys.aux(kType, name, "term"), wake_key};
-  Args args{opts.id, std::to_string(opts.ttl.count()), channel(keys, name),
-            opts.exclusive ? "1" : "0", opts.token.empty() ? random_token() : opts.token};
+  Args args{opts.id,
+            std::to_string(opts.ttl.count()),
+            channel(keys, name),
+            opts.exclusive ? "1" : "0",
+            opts.token.empty() ? random_token() : opts.token,
+            opts.who};
 
   auto start = Clock::now();
   Millis backoff = kFirstBackoff;
@@ -156,7 +160,7 @@ void decode_campaign(const redisReply* r, Campaign& out) {
 }
 
 Status decode_status(const redisReply* r) {
-  if (r->type != REDIS_REPLY_ARRAY || r->elements != 3) {
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != 6) {
     throw Error(kServer, "unexpected reply from the elect_status script");
   }
   Status s;
@@ -164,6 +168,8 @@ Status decode_status(const redisReply* r) {
   s.leader = !s.id.empty();
   s.term = reply_integer(r->element[1]);
   s.ttl_ms = std::max<std::int64_t>(0, reply_integer(r->element[2]));
+  s.holder = {unpack(reply_string(r->element[3])), reply_integer(r->element[4]),
+              reply_integer(r->element[5])};
   return s;
 }
 

@@ -17,6 +17,7 @@
 
 #include "connection.hpp"
 #include "duration.hpp"
+#include "identity.hpp"
 #include "keys.hpp"
 #include "lease.hpp"
 #include "script.hpp"
@@ -31,6 +32,7 @@ struct CampaignOptions {
   bool exclusive = false;
   /// This process's secret, stored with a leadership it wins (see resign()); empty: random.
   std::string token;
+  std::string who{};  ///< who campaigns: pack() of identity.hpp ("" records none)
 };
 
 /// Member names are the JSON fields of SPEC §3.
@@ -88,6 +90,7 @@ struct Status {
   std::string id;           ///< the leader's id; empty when none
   std::int64_t term = 0;    ///< the leader's term; when none, the last term handed out
   std::int64_t ttl_ms = 0;  ///< the leader's remaining lease
+  Holder holder{};          ///< which process leads, since when
 };
 Status status(Connection& conn, const Keys& keys, std::string_view name);
 /// status() as a call for a pipeline of many objects (send_calls); decode with decode_status.

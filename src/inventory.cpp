@@ -11,6 +11,7 @@
 #include "cluster.hpp"
 #include "elect.hpp"
 #include "errors.hpp"
+#include "identity.hpp"
 #include "latch.hpp"
 #include "limit.hpp"
 #include "lock.hpp"
@@ -67,11 +68,25 @@ void next_round(Probe& p, std::vector<Call> calls,
 
 // --- what each type's state says ------------------------------------------------------------
 
+// `backup@web-3` of a holder whose take recorded who it was, else the token's start.
+std::string holder_name(const Holder& h, const std::string& token) {
+  if (!h.known()) return short_token(token);
+  return h.who.user + "@" + h.who.host;
+}
+
+// `held by backup@web-3 (pid 4242, backup.sh) for 14m30s, expires in 19.4s` (SPEC §5), or
+// as much of it as the take recorded.
+std::string held_by(const Holder& h, const std::string& token, std::int64_t ttl_ms) {
+  std::string who = h.known() ? describe(h.who) : short_token(token);
+  std::string out = "held by " + who;
+  if (h.held_ms >= 0) out += " for " + format_elapsed(Millis(h.held_ms));
+  return out + ", expires in " + seconds(ttl_ms);
+}
+
 void show_lock(Object& o, const lock::Status& s) {
   if (s.mode == "exclusive") {
-    o.state = fmt::format("held by {} for {}, fence {}", short_token(s.token), seconds(s.ttl_ms),
-                          s.fence);
-    o.holder = short_token(s.token);
+    o.state = fmt::format("{}, fence {}", held_by(s.holder, s.token, s.ttl_ms), s.fence);
+    o.holder = holder_name(s.holder, s.token);
     o.ttl_ms = s.ttl_ms;
     o.age_ms = s.held_ms;
     o.fingerprint = fmt::format("held {} {}", s.token, s.fence);
@@ -99,7 +114,9 @@ void show_sem(Object& o, const semaphore::Status& s) {
   o.state = fmt::format("{} of {} permit(s) in use by {} holder(s), {} waiting", s.in_use, s.limit,
                         s.holders.size(), s.waiting);
   if (s.holders.size() == 1) {
-    o.holder = short_token(s.holders.front().token);
+    const auto& only = s.holders.front();
+    o.holder = holder_name(only.taker, only.token);
+    o.state += ", " + held_by(only.taker, only.token, only.ttl_ms);
   } else if (!s.holders.empty()) {
     o.holder = fmt::format("{} holders", s.holders.size());
   }
@@ -120,6 +137,11 @@ void show_sem(Object& o, const semaphore::Status& s) {
 void show_elect(Object& o, const elect::Status& s) {
   if (s.leader) {
     o.state = fmt::format("led by {}, term {}, {} left", s.id, s.term, seconds(s.ttl_ms));
+    if (s.holder.known()) {
+      o.state =
+          fmt::format("led by {}: {} for {}, term {}, expires in {}", s.id, describe(s.holder.who),
+                      format_elapsed(Millis(s.holder.held_ms)), s.term, seconds(s.ttl_ms));
+    }
     o.holder = s.id;
     o.ttl_ms = s.ttl_ms;
   } else {

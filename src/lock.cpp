@@ -43,7 +43,7 @@ Args lock_keys(const Keys& keys, std::string_view name) {
   return {keys.object(kType, name),         keys.aux(kType, name, "fence"),
           keys.aux(kType, name, "wake"),    keys.aux(kType, name, "readers"),
           keys.aux(kType, name, "writers"), keys.aux(kType, name, "rwait"),
-          keys.aux(kType, name, "rfence")};
+          keys.aux(kType, name, "rfence"),  keys.aux(kType, name, "rwho")};
 }
 
 std::string reader_wake_prefix(const Keys& keys, std::string_view name) {
@@ -62,7 +62,7 @@ Acquired acquire(Connection& conn, const Keys& keys, std::string_view name,
   const Script& script = opts.shared ? lua::kLockAcquireShared : lua::kLockAcquire;
   std::string wake_key = opts.shared ? reader_wake_prefix(keys, name) + token : k[2];
   Args args{token, std::to_string(opts.ttl.count()), opts.wait ? "1" : "0",
-            std::to_string(kWaiterLife.count())};
+            std::to_string(kWaiterLife.count()), opts.who};
 
   auto start = Clock::now();
   for (;;) {
@@ -134,7 +134,7 @@ Call status_call(const Keys& keys, std::string_view name) {
 }
 
 Status decode_status(const redisReply* r) {
-  if (r->type != REDIS_REPLY_ARRAY || r->elements != 7) {
+  if (r->type != REDIS_REPLY_ARRAY || r->elements < 9 || (r->elements - 9) % 5 != 0) {
     throw Error(kServer, "unexpected reply from the lock_status script");
   }
   Status s;
@@ -146,6 +146,15 @@ Status decode_status(const redisReply* r) {
   s.held = !s.token.empty() || s.readers > 0;
   s.held_ms = reply_integer(r->element[5]);
   s.waiting = reply_integer(r->element[6]);
+  s.holder = {unpack(reply_string(r->element[7])), reply_integer(r->element[8]), s.held_ms};
+  for (std::size_t i = 9; i + 4 < r->elements; i += 5) {
+    Reader reader;
+    reader.token = reply_string(r->element[i]);
+    reader.ttl_ms = std::max<std::int64_t>(0, reply_integer(r->element[i + 1]));
+    reader.holder = {unpack(reply_string(r->element[i + 2])), reply_integer(r->element[i + 3]),
+                     reply_integer(r->element[i + 4])};
+    s.reader_list.push_back(std::move(reader));
+  }
   return s;
 }
 

@@ -2,20 +2,23 @@
 /// Locks with a TTL, owner tokens, fencing tokens and push wake-up of waiters: exclusive
 /// (one writer) or shared (many readers, no writer among them; writers go first).
 ///
-/// Keys (one hash tag): `<prefix>{lock:NAME}` hash {token, fence} of the writer, with the
-/// TTL; `…:fence` counter (kept forever, so fences never go back); `…:wake` list a release
+/// Keys (one hash tag): `<prefix>{lock:NAME}` hash {token, fence, acquired_at, who} of the writer,
+/// with the TTL; `…:fence` counter (kept forever, so fences never go back); `…:wake` list a release
 /// pushes to and waiting writers BLPOP; `…:readers` zset reader -> lease deadline;
-/// `…:rfence` hash reader -> fence; `…:writers` / `…:rwait` zsets of waiting writers /
-/// readers -> heartbeat deadline; `…:rwake:<token>` one waiting reader's wake-up list.
+/// `…:rfence` hash reader -> fence; `…:rwho` hash reader -> who took it; `…:writers` / `…:rwait`
+/// zsets of waiting writers / readers -> heartbeat deadline; `…:rwake:<token>` one waiting reader's
+/// wake-up list.
 
 #include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "connection.hpp"
 #include "duration.hpp"
+#include "identity.hpp"
 #include "keys.hpp"
 #include "lease.hpp"
 #include "script.hpp"
@@ -27,6 +30,7 @@ struct AcquireOptions {
   std::optional<Millis> wait;  ///< nullopt: try once; Millis::max(): forever
   std::string token;           ///< empty: 128 random bits
   bool shared = false;         ///< a reader: many at once, never with a writer
+  std::string who{};           ///< who takes it: pack() of identity.hpp ("" records none)
 };
 
 /// Member names are the JSON fields of SPEC §3.
@@ -63,6 +67,13 @@ struct Extended {
 Extended extend(Connection& conn, const Keys& keys, std::string_view name, std::string_view token,
                 Millis ttl);
 
+/// One reader of a shared lock.
+struct Reader {
+  std::string token;
+  std::int64_t ttl_ms = 0;
+  Holder holder{};
+};
+
 struct Status {
   bool held = false;
   std::string name;
@@ -73,6 +84,8 @@ struct Status {
   std::int64_t readers = 0;
   std::int64_t held_ms = -1;  ///< since the writer took it; -1 unknown (readers, older takes)
   std::int64_t waiting = 0;   ///< writers and readers waiting for it
+  Holder holder{};            ///< the writer's identity (exclusive)
+  std::vector<Reader> reader_list{};  ///< the readers (shared; at most 100)
 };
 Status status(Connection& conn, const Keys& keys, std::string_view name);
 /// status() as a call for a pipeline of many objects (send_calls), and its reply decoded

@@ -33,13 +33,14 @@ constexpr std::size_t kMaxBatchBytes = 8u << 20;
 // purge and replay work through long sets this many at a time (the scripts' own bound).
 constexpr std::int64_t kChunk = 1000;
 
-// The eight keys every queue script takes, in the order of their KEYS contract.
+// The nine keys every queue script takes, in the order of their KEYS contract.
 Args queue_keys(const Keys& keys, std::string_view name) {
   check_name("queue", name);
   return {keys.object(kType, name),         keys.aux(kType, name, "ready"),
           keys.aux(kType, name, "delayed"), keys.aux(kType, name, "inflight"),
           keys.aux(kType, name, "dead"),    keys.aux(kType, name, "attempts"),
-          keys.aux(kType, name, "wake"),    keys.aux(kType, name, "seq")};
+          keys.aux(kType, name, "wake"),    keys.aux(kType, name, "seq"),
+          keys.aux(kType, name, "consumer")};
 }
 
 void check_id(std::string_view id) {
@@ -61,8 +62,11 @@ std::vector<Message> messages_from(const redisReply* r, std::size_t first) {
   }
   out.reserve((r->elements - first) / 3);
   for (std::size_t i = first; i + 2 < r->elements; i += 3) {
-    out.push_back({reply_string(r->element[i]), reply_string(r->element[i + 1]),
-                   reply_integer(r->element[i + 2])});
+    out.push_back({reply_string(r->element[i]),
+                   reply_string(r->element[i + 1]),
+                   reply_integer(r->element[i + 2]),
+                   -1,
+                   {}});
   }
   return out;
 }
@@ -102,9 +106,12 @@ Popped pop(Connection& conn, const Keys& keys, std::string_view name, const PopO
   check_positive("--count", opts.count);
   check_positive("--max-attempts", opts.max_attempts);
   const std::string& wake_key = k[6];
-  Args args{std::to_string(opts.count), opts.lifo ? "1" : "0",
+  Args args{std::to_string(opts.count),
+            opts.lifo ? "1" : "0",
             std::to_string(opts.ack_timeout ? opts.ack_timeout->count() : 0),
-            std::to_string(opts.max_attempts), opts.wait ? "1" : "0"};
+            std::to_string(opts.max_attempts),
+            opts.wait ? "1" : "0",
+            opts.who};
   Popped result;
   result.name = std::string(name);
   auto start = Clock::now();
@@ -187,6 +194,27 @@ std::vector<Message> peek(Connection& conn, const Keys& keys, std::string_view n
   check_positive("--count", count);
   Reply r = eval(conn, lua::kQueuePeek, k, {std::to_string(count)});
   return decode_messages(r.get(), "queue_peek");
+}
+
+std::vector<Message> in_flight(Connection& conn, const Keys& keys, std::string_view name,
+                               std::int64_t count) {
+  Args k = queue_keys(keys, name);
+  check_positive("--count", count);
+  Reply r = eval(conn, lua::kQueueInflight, k, {std::to_string(count)});
+  const redisReply* a = array_of(r.get(), "queue_inflight");
+  if (a->elements % 7 != 0) throw Error(kServer, "unexpected reply from the queue_inflight script");
+  std::vector<Message> out;
+  for (std::size_t i = 0; i + 6 < a->elements; i += 7) {
+    Message m;
+    m.id = reply_string(a->element[i]);
+    m.message = reply_string(a->element[i + 1]);
+    m.attempt = reply_integer(a->element[i + 2]);
+    m.lease_ms = reply_integer(a->element[i + 3]);
+    m.consumer = {unpack(reply_string(a->element[i + 4])), reply_integer(a->element[i + 5]),
+                  reply_integer(a->element[i + 6])};
+    out.push_back(std::move(m));
+  }
+  return out;
 }
 
 std::vector<Message> dead(Connection& conn, const Keys& keys, std::string_view name,

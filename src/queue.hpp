@@ -5,7 +5,8 @@
 /// Keys, all under the hash tag `{queue:NAME}`: `<prefix>{queue:NAME}` hash id → message;
 /// `…:ready` list of ids; `…:delayed` zset id by due time; `…:inflight` zset id by lease
 /// deadline; `…:dead` zset id by time of death; `…:attempts` hash id → "deliveries/max";
-/// `…:wake` the list blocked poppers peek at; `…:seq` the id counter. A message's id is in
+/// `…:wake` the list blocked poppers peek at; `…:seq` the id counter; `…:consumer` hash id →
+/// who leased it and when (identity.hpp), while it is in flight. A message's id is in
 /// exactly one of ready, delayed, inflight and dead from its push to its ack (or purge), and
 /// every move between them is one Lua script, so no crash between two steps can lose it.
 
@@ -18,6 +19,7 @@
 
 #include "connection.hpp"
 #include "duration.hpp"
+#include "identity.hpp"
 #include "keys.hpp"
 #include "script.hpp"
 
@@ -25,9 +27,11 @@ namespace rcoord::queue {
 
 /// A message as handed out, peeked at or listed.
 struct Message {
-  std::string id;            ///< decimal, unique per queue for the life of its `…:seq` key
-  std::string message;       ///< the bytes, exactly as pushed
-  std::int64_t attempt = 0;  ///< pop: this delivery's number (1 = first); peek/dead: so far
+  std::string id;              ///< decimal, unique per queue for the life of its `…:seq` key
+  std::string message;         ///< the bytes, exactly as pushed
+  std::int64_t attempt = 0;    ///< pop: this delivery's number (1 = first); peek/dead: so far
+  std::int64_t lease_ms = -1;  ///< in_flight(): time left of its lease
+  Holder consumer{};           ///< in_flight(): who leased it, and when (`leased_at`)
 };
 
 /// Pushes `messages` in one atomic script; with `delay` > 0 they become ready after it.
@@ -43,6 +47,7 @@ struct PopOptions {
   /// message is leased for this long and must be acked (at least once).
   std::optional<Millis> ack_timeout;
   std::int64_t max_attempts = 5;  ///< a message is delivered at most this many times
+  std::string who{};              ///< who leases them: pack() of identity.hpp ("" records none)
 };
 
 struct Popped {
@@ -100,6 +105,10 @@ Call stats_call(const Keys& keys, std::string_view name);
 /// The next `count` ready messages, head first, without taking them.
 std::vector<Message> peek(Connection& conn, const Keys& keys, std::string_view name,
                           std::int64_t count);
+
+/// The first `count` messages in flight, soonest lease end first, with their consumers.
+std::vector<Message> in_flight(Connection& conn, const Keys& keys, std::string_view name,
+                               std::int64_t count);
 
 /// Dead messages, oldest death first: `count` of them from `offset`. Message::attempt is the
 /// number of deliveries it had.

@@ -138,11 +138,12 @@ struct Redlock::Attempt {
   std::optional<Error> failure;  ///< no quorum answered, or a server error
 };
 
-Redlock::Attempt Redlock::try_once(std::string_view name, const std::string& token, Millis ttl) {
+Redlock::Attempt Redlock::try_once(std::string_view name, const std::string& token, Millis ttl,
+                                   const std::string& who) {
   Attempt a;
   auto start = Clock::now();
   a.started = start;
-  lock::AcquireOptions once{ttl, std::nullopt, token, false};
+  lock::AcquireOptions once{ttl, std::nullopt, token, false, who};
   auto grants = on_all(
       conns_, [&](std::size_t, Connection& c) { return lock::acquire(c, keys_, name, once); });
   std::int64_t top_fence = 0;
@@ -208,7 +209,7 @@ Acquired Redlock::acquire(std::string_view name, const lock::AcquireOptions& opt
   std::string token = opts.token.empty() ? random_token() : opts.token;
   auto start = Clock::now();
   for (int attempt = 0;; ++attempt) {
-    Attempt a = try_once(name, token, opts.ttl);
+    Attempt a = try_once(name, token, opts.ttl, opts.who);
     result.lock.waited_ms = since(start).count();
     result.votes.acquired_on = a.granted;
     if (a.failure) rethrow(*a.failure);
@@ -342,6 +343,10 @@ Status Redlock::status(std::string_view name) {
   for (const auto& one : results) {
     if (one.answered() && one.value->token == top) {
       s.lock.fence = std::max(s.lock.fence, one.value->fence);
+      // Every node recorded the same taker; the longest hold is since the first grant.
+      const Holder& h = one.value->holder;
+      if (h.held_ms > s.lock.holder.held_ms) s.lock.holder = h;
+      s.lock.held_ms = s.lock.holder.held_ms;
     }
   }
   return s;

@@ -108,7 +108,8 @@ class Redlock {
 
  private:
   struct Attempt;
-  Attempt try_once(std::string_view name, const std::string& token, Millis ttl);
+  Attempt try_once(std::string_view name, const std::string& token, Millis ttl,
+                   const std::string& who);
   void release_everywhere(std::string_view name, const std::string& token);
 
   std::vector<Connection> conns_;

@@ -23,16 +23,17 @@ struct Suffix {
 // position: a lock's readers are KEYS[3] of what goes, a queue's in-flight zset KEYS[4]).
 const std::vector<Suffix>* layout(std::string_view type) {
   static const std::vector<Suffix> kLock = {
-      {"", "hash"},        {"fence", "string", true}, {"wake", "list"},  {"readers", "zset"},
-      {"writers", "zset"}, {"rwait", "zset"},         {"rfence", "hash"}};
+      {"", "hash"},        {"fence", "string", true}, {"wake", "list"},   {"readers", "zset"},
+      {"writers", "zset"}, {"rwait", "zset"},         {"rfence", "hash"}, {"rwho", "hash"}};
   static const std::vector<Suffix> kSem = {
       {"", "zset"},      {"permits", "hash"}, {"queue", "zset"}, {"alive", "zset"},
-      {"wants", "hash"}, {"seq", "string"},   {"meta", "hash"}};
+      {"wants", "hash"}, {"seq", "string"},   {"meta", "hash"},  {"who", "hash"}};
   static const std::vector<Suffix> kElect = {
       {"", "hash"}, {"term", "string", true}, {"wake", "list"}};
   static const std::vector<Suffix> kQueue = {
-      {"", "hash"},     {"ready", "list"},    {"delayed", "zset"}, {"inflight", "zset"},
-      {"dead", "zset"}, {"attempts", "hash"}, {"wake", "list"},    {"seq", "string", true}};
+      {"", "hash"},         {"ready", "list"},       {"delayed", "zset"},
+      {"inflight", "zset"}, {"dead", "zset"},        {"attempts", "hash"},
+      {"wake", "list"},     {"seq", "string", true}, {"consumer", "hash"}};
   // A limit's keys are those of each rate it may be checked with (object_keys, below).
   static const std::vector<Suffix> kLimit = {};
   static const std::vector<Suffix> kBloom = {{"", "hash"}};

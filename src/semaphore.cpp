@@ -33,7 +33,7 @@ Args sem_keys(const Keys& keys, std::string_view name) {
   return {keys.object(kType, name),       keys.aux(kType, name, "permits"),
           keys.aux(kType, name, "queue"), keys.aux(kType, name, "alive"),
           keys.aux(kType, name, "wants"), keys.aux(kType, name, "seq"),
-          keys.aux(kType, name, "meta")};
+          keys.aux(kType, name, "meta"),  keys.aux(kType, name, "who")};
 }
 
 std::string wake_prefix(const Keys& keys, std::string_view name) {
@@ -66,7 +66,8 @@ Taken take(Connection& conn, const Keys& keys, std::string_view name, const Take
             std::to_string(opts.ttl.count()),
             opts.wait ? "1" : "0",
             std::to_string(kTicketLife.count()),
-            wake};
+            wake,
+            opts.who};
 
   auto start = Clock::now();
   for (;;) {
@@ -129,16 +130,19 @@ void decode_take(const redisReply* r, Taken& out) {
 }
 
 Status decode_status(const redisReply* r) {
-  if (r->type != REDIS_REPLY_ARRAY || r->elements < 3 || (r->elements - 3) % 3 != 0) {
+  if (r->type != REDIS_REPLY_ARRAY || r->elements < 3 || (r->elements - 3) % 6 != 0) {
     throw Error(kServer, "unexpected reply from the sem_status script");
   }
   Status s;
   s.limit = reply_integer(r->element[0]);
   s.in_use = reply_integer(r->element[1]);
   s.waiting = reply_integer(r->element[2]);
-  for (std::size_t i = 3; i + 2 < r->elements; i += 3) {
-    s.holders.push_back({reply_string(r->element[i]), reply_integer(r->element[i + 1]),
-                         reply_integer(r->element[i + 2])});
+  for (std::size_t i = 3; i + 5 < r->elements; i += 6) {
+    s.holders.push_back({reply_string(r->element[i]),
+                         reply_integer(r->element[i + 1]),
+                         reply_integer(r->element[i + 2]),
+                         {unpack(reply_string(r->element[i + 3])), reply_integer(r->element[i + 4]),
+                          reply_integer(r->element[i + 5])}});
   }
   return s;
 }

@@ -5,7 +5,8 @@
 /// Keys (one hash tag): `<prefix>{sem:NAME}` zset holder -> lease deadline; `…:permits` hash
 /// holder -> permits; `…:queue` zset ticket -> arrival; `…:alive` zset ticket -> heartbeat
 /// deadline; `…:wants` hash ticket -> permits; `…:seq` arrival counter; `…:meta` {limit};
-/// `…:wake:<token>` one waiter's wake-up list.
+/// `…:who` hash holder -> who took it (identity.hpp) and when; `…:wake:<token>` one
+/// waiter's wake-up list.
 
 #include <chrono>
 #include <cstdint>
@@ -16,6 +17,7 @@
 
 #include "connection.hpp"
 #include "duration.hpp"
+#include "identity.hpp"
 #include "keys.hpp"
 #include "lease.hpp"
 #include "script.hpp"
@@ -28,6 +30,7 @@ struct TakeOptions {
   Millis ttl{30'000};
   std::optional<Millis> wait;  ///< nullopt: try once; Millis::max(): forever
   std::string token;           ///< empty: 128 random bits
+  std::string who{};           ///< who takes it: pack() of identity.hpp ("" records none)
 };
 
 /// Member names are the JSON fields of SPEC §3.
@@ -68,6 +71,7 @@ struct Holder {
   std::string token;
   std::int64_t permits = 0;
   std::int64_t ttl_ms = 0;
+  rcoord::Holder taker{};  ///< who took them, and when
 };
 struct Status {
   std::string name;

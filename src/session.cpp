@@ -37,6 +37,13 @@ bool Session::handshake(const Deadline& deadline) {
   // Right after a failover a sentinel may still name the old master, now a replica.
   bool check_role = !endpoint_.sentinel.sentinels.empty();
   if (check_role) hello.push_back({"ROLE"});
+  // With a handshake to make anyway the name goes with it; else with the first command.
+  name_reply_owed_ = false;
+  name_pending_ = !endpoint_.client_name.empty();
+  if (name_pending_ && !hello.empty()) {
+    hello.push_back({"CLIENT", "SETNAME", endpoint_.client_name});
+    name_pending_ = false;
+  }
   if (hello.empty()) return true;
   std::string out;
   for (const auto& cmd : hello) append_command(out, cmd);
@@ -50,7 +57,7 @@ bool Session::handshake(const Deadline& deadline) {
                   reply_string(r->element[0]) == "master";
       continue;
     }
-    if (r->type != REDIS_REPLY_ERROR) continue;
+    if (r->type != REDIS_REPLY_ERROR || cmd[0] == "CLIENT") continue;
     std::string msg(r->str, r->len);
     if (cmd[0] == "AUTH") {
       std::string who =
@@ -121,14 +128,30 @@ void Session::find_master(const Deadline& deadline) {
               "check --sentinel and --sentinel-master");
 }
 
+std::string Session::name_prefix() {
+  if (!name_pending_) return {};
+  name_pending_ = false;
+  name_reply_owed_ = true;
+  std::string out;
+  append_command(out, {"CLIENT", "SETNAME", endpoint_.client_name});
+  return out;
+}
+
+void Session::skip_name_reply(const Deadline& deadline) {
+  if (!name_reply_owed_) return;
+  transport_.read_reply(deadline);
+  name_reply_owed_ = false;
+}
+
 std::vector<Reply> Session::exchange(const std::vector<Args>& commands, Millis extra) {
   request_sent_ = false;
   ensure_connected();
-  std::string out;
+  std::string out = name_prefix();
   for (const auto& cmd : commands) append_command(out, cmd);
   request_sent_ = true;
   transport_.write_all(out, within(timeout_));
   auto deadline = within(extra + timeout_);
+  skip_name_reply(deadline);
   std::vector<Reply> replies;
   replies.reserve(commands.size());
   for (std::size_t i = 0; i < commands.size(); ++i) {
@@ -142,18 +165,23 @@ std::vector<Reply> Session::exchange(const std::vector<Args>& commands, Millis e
 
 Reply Session::round_trip(std::string_view request, Millis extra) {
   ensure_connected();
-  transport_.write_all(request, within(timeout_));
-  return transport_.read_reply(within(extra + timeout_));
+  std::string prefix = name_prefix();
+  transport_.write_all(prefix.empty() ? request : prefix.append(request), within(timeout_));
+  auto deadline = within(extra + timeout_);
+  skip_name_reply(deadline);
+  return transport_.read_reply(deadline);
 }
 
 void Session::send_formatted(std::string_view resp) {
   ensure_connected();
   request_sent_ = true;
-  transport_.write_all(resp, within(timeout_));
+  std::string prefix = name_prefix();
+  transport_.write_all(prefix.empty() ? resp : prefix.append(resp), within(timeout_));
 }
 
 Reply Session::receive() {
   if (!connected()) throw Error(kConnection, "no reply pending: the connection was closed");
+  skip_name_reply(within(timeout_));
   Reply r = transport_.read_reply(within(timeout_));
   if (is_auth_reply(r.get())) {
     close();  // the replies still on the way are refused too
@@ -167,6 +195,7 @@ Reply Session::receive(Millis block) {
     throw Error(kConnection, fmt::format("not connected to {}", endpoint_.describe()),
                 "subscribe before waiting for messages");
   }
+  skip_name_reply(within(timeout_));
   return transport_.poll_reply(within(block));
 }
 

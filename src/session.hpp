@@ -62,11 +62,20 @@ class Session {
   void find_master(const Deadline& deadline);
   /// AUTH, SELECT and (through Sentinel) ROLE; false when the server is not a master.
   bool handshake(const Deadline& deadline);
+  /// The start of the next write: CLIENT SETNAME when the connection has not named itself
+  /// yet (its reply is then owed, and read by skip_name_reply() before any other).
+  std::string name_prefix();
+  /// Reads and drops the reply of CLIENT SETNAME when one is owed. An error reply (a user
+  /// whose ACL has no CLIENT SETNAME) is dropped too: the name is for operators, never a
+  /// reason to fail the command.
+  void skip_name_reply(const Deadline& deadline);
 
   Endpoint endpoint_;
   Millis timeout_;
   Transport transport_;
   bool request_sent_ = false;
+  bool name_pending_ = false;     // CLIENT SETNAME goes out with the next write
+  bool name_reply_owed_ = false;  // its reply comes before the next command's
   Clock::time_point cap_ = Clock::time_point::max();
 };
 

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "errors.hpp"
+#include "identity.hpp"
 
 namespace rcoord {
 namespace {
@@ -149,6 +150,12 @@ constexpr GlobalOption kGlobalOptions[] = {
      .check = Check::kDecimalRange,
      .min = 0,
      .max = kMaxWaitReplicas},
+    {.key = "note",
+     .names = "--note",
+     .help = "Recorded with what this command takes, for `status`, `ls` and `history` "
+             "(default: $RCOORD_NOTE, else a link to the CI run when in CI)",
+     .type_name = "TEXT",
+     .field = &O::note},
 };
 
 const GlobalOption* find_global_option(std::string_view key) {
@@ -223,6 +230,7 @@ class Resolver {
     resolve_timeout();
     resolve_prefix();
     resolve_wait_replicas();
+    resolve_note();
     resolve_output();
     if (opts_.urls.size() > 1) {
       resolve_redlock_endpoints();
@@ -288,6 +296,19 @@ class Resolver {
       settings_.wait_replicas = opts_.wait_replicas;
     } else if (auto w = from_config("wait-replicas")) {
       settings_.wait_replicas = parse_int("wait-replicas in the config file", *w, kMaxWaitReplicas);
+    }
+  }
+
+  void resolve_note() {
+    if (given("note")) {
+      settings_.note = opts_.note;
+    } else if (auto n = variable(env_, "RCOORD_NOTE")) {
+      settings_.note = *n;
+    } else if (auto c = from_config("note")) {
+      settings_.note = *c;
+    } else if (auto link =
+                   ci_run_link([&](std::string_view name) { return variable(env_, name); })) {
+      settings_.note = *link;
     }
   }
 

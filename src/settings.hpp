@@ -54,6 +54,7 @@ struct GlobalOptions {
   std::vector<std::string> sentinels;
   std::string sentinel_master;
   int wait_replicas = 0;
+  std::string note;
 
   /// The keys (GlobalOption::key) of the options the command line gave: the fields of the
   /// others hold defaults that must not outrank the environment or the config file.
@@ -102,6 +103,9 @@ struct Settings {
   Format format = Format::kText;
   bool quiet = false;
   int wait_replicas = 0;  ///< replica acknowledgements every write waits for
+  /// What every take records as its note (SPEC §5): --note, $RCOORD_NOTE, `note` in the
+  /// config file, else a link to the CI run when in CI; may be empty.
+  std::string note;
 };
 
 /// What resolution reads besides the command line and the config file: the environment

@@ -42,6 +42,9 @@ struct Endpoint {
   bool tls = false;
   TlsSettings tls_settings;
   SentinelSettings sentinel;  ///< non-empty sentinels: host and port are found through them
+  /// The name each connection gives itself (CLIENT SETNAME, in the same write as its first
+  /// command); empty: none. Not passed on to the sentinels.
+  std::string client_name;
 
   /// `host:port` or the socket path, for messages. Never contains the password.
   std::string describe() const;

@@ -4,16 +4,20 @@
 -- same id belongs to another process (or to one that died, whose command may still run).
 -- ARGV[5] is the campaigning process's token, stored with a new leadership only, so that a
 -- process interrupted mid-request can give back exactly what it may have won.
--- KEYS[1] leader hash {id, term, token} whose TTL is the lease, KEYS[2] term counter, KEYS[3]
+-- KEYS[1] leader hash {id, term, token, who, acquired_at} whose TTL is the lease, KEYS[2] term counter, KEYS[3]
 -- wake list a waiting candidate blocks on (same hash tag)
--- ARGV[1] id, ARGV[2] ttl_ms, ARGV[3] change channel, ARGV[4] exclusive '1' | '0', ARGV[5] token
+-- ARGV[1] id, ARGV[2] ttl_ms, ARGV[3] change channel, ARGV[4] exclusive '1' | '0', ARGV[5] token,
+-- ARGV[6] who campaigns (src/identity.hpp's pack()): a new leadership keeps it in `who`, with
+-- the server time it began in `acquired_at`
 -- returns {1, term, ttl_ms, id} leader | {0, term, leader_ttl_ms, leader_id} not leader
 -- Announcement: 'L <term> <ttl_ms> <id>'.
+-- @lib clock
 local leader = object_field(1, 'id', 'election')
 check_types({false, 'string', 'list'})
 if not leader then
   local term = redis.call('INCR', KEYS[2])
-  redis.call('HSET', KEYS[1], 'id', ARGV[1], 'term', term, 'token', ARGV[5])
+  redis.call('HSET', KEYS[1], 'id', ARGV[1], 'term', term, 'token', ARGV[5], 'who', ARGV[6] or '',
+             'acquired_at', server_ms())
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   redis.call('PUBLISH', ARGV[3], 'L ' .. term .. ' ' .. ARGV[2] .. ' ' .. ARGV[1])
   return {1, term, tonumber(ARGV[2]), ARGV[1]}

@@ -1,9 +1,11 @@
 -- lock_acquire: take the lock exclusively (a writer), or refresh it for its holder.
 -- KEYS[1] lock hash {token, fence, acquired_at (server ms)}, KEYS[2] fence counter, KEYS[3] writers' wake list,
 -- KEYS[4] readers zset (token -> lease deadline), KEYS[5] waiting writers zset (token ->
--- heartbeat deadline), KEYS[6] waiting readers zset, KEYS[7] readers' fences hash
+-- heartbeat deadline), KEYS[6] waiting readers zset, KEYS[7] readers' fences hash, KEYS[8]
+-- readers' identities hash
 -- (all under one {hash tag}; times in ms of server time)
--- ARGV[1] token, ARGV[2] ttl_ms, ARGV[3] 1 when the caller will wait, ARGV[4] heartbeat ms
+-- ARGV[1] token, ARGV[2] ttl_ms, ARGV[3] 1 when the caller will wait, ARGV[4] heartbeat ms,
+-- ARGV[5] who takes it (src/identity.hpp's pack(), kept in the hash's `who`)
 -- returns {1, fence, ttl_ms, refreshed} when acquired (refreshed: 1 when the token already held
 -- it, 0 when newly taken) | {0, 0, remaining_ms of the holders} when busy
 -- @lib clock
@@ -20,7 +22,7 @@ redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
 
 if not holder and redis.call('ZCARD', KEYS[4]) == 0 then
   local fence = redis.call('INCR', KEYS[2])
-  redis.call('HSET', KEYS[1], 'token', token, 'fence', fence, 'acquired_at', now)
+  redis.call('HSET', KEYS[1], 'token', token, 'fence', fence, 'acquired_at', now, 'who', ARGV[5] or '')
   redis.call('PEXPIRE', KEYS[1], ttl)
   redis.call('ZREM', KEYS[5], token)
   return {1, fence, ttl, 0}

@@ -1,7 +1,8 @@
 -- lock_acquire_shared: take the lock as one of many readers, or refresh a reader's lease.
 -- KEYS as lock_acquire (lock hash, fence counter, writers' wake list, readers zset, waiting
--- writers zset, waiting readers zset, readers' fences hash).
--- ARGV[1] token, ARGV[2] ttl_ms, ARGV[3] 1 when the caller will wait, ARGV[4] heartbeat ms
+-- writers zset, waiting readers zset, readers' fences hash, readers' identities hash).
+-- ARGV[1] token, ARGV[2] ttl_ms, ARGV[3] 1 when the caller will wait, ARGV[4] heartbeat ms,
+-- ARGV[5] who takes it (kept with the server time of the take in the identities hash)
 -- returns {1, fence, ttl_ms, refreshed} when acquired (refreshed: 1 when the token already was a
 -- reader, 0 when newly taken) | {0, 0, remaining_ms of the holders} when busy
 -- A reader is refused while a writer holds the lock or any writer is waiting for it, so a
@@ -27,11 +28,13 @@ if mine or (not holder and redis.call('ZCARD', KEYS[5]) == 0) then
   if not mine then
     fence = redis.call('INCR', KEYS[2])
     redis.call('HSET', KEYS[7], token, fence)
+    redis.call('HSET', KEYS[8], token, (ARGV[5] or '') .. '\31' .. now)
   end
   redis.call('ZADD', KEYS[4], now + ttl, token)
   redis.call('ZREM', KEYS[6], token)
   keep(KEYS[4], now + ttl)
   redis.call('PEXPIRE', KEYS[7], redis.call('PTTL', KEYS[4]))
+  if redis.call('EXISTS', KEYS[8]) == 1 then redis.call('PEXPIRE', KEYS[8], redis.call('PTTL', KEYS[4])) end
   return {1, fence, ttl, mine and 1 or 0}
 end
 if waiting then

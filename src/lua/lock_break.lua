@@ -1,7 +1,7 @@
 -- lock_break: operator override; delete the lock whoever holds it (writer and readers), and
 -- wake the waiters.
 -- KEYS as lock_acquire (lock hash, fence counter, writers' wake list, readers zset, waiting
--- writers zset, waiting readers zset, readers' fences hash).
+-- writers zset, waiting readers zset, readers' fences hash, readers' identities hash).
 -- ARGV[1] prefix of the readers' wake lists, ARGV[2] heartbeat ms
 -- returns the token of the writer that held it | 'readers:N' | '' when it was free
 -- @lib clock
@@ -14,7 +14,7 @@ local readers = redis.call('ZCARD', KEYS[4])
 local was = ''
 if holder then was = holder elseif readers > 0 then was = 'readers:' .. readers end
 if was == '' then return '' end
-redis.call('DEL', KEYS[1], KEYS[4], KEYS[7])
+redis.call('DEL', KEYS[1], KEYS[4], KEYS[7], KEYS[8])
 redis.call('DEL', KEYS[3])
 redis.call('RPUSH', KEYS[3], '1')
 redis.call('PEXPIRE', KEYS[3], 60000)

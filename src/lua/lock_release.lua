@@ -1,7 +1,7 @@
 -- lock_release: give the lock back if ARGV[1] holds it (as the writer or as a reader), and
 -- wake who may take it next; a waiter that gives up leaves the waiting sets here too.
 -- KEYS as lock_acquire (lock hash, fence counter, writers' wake list, readers zset, waiting
--- writers zset, waiting readers zset, readers' fences hash).
+-- writers zset, waiting readers zset, readers' fences hash, readers' identities hash).
 -- ARGV[1] token, ARGV[2] prefix of the readers' wake lists (same {hash tag}), ARGV[3] heartbeat ms
 -- returns 1 released | 0 not held by the token
 -- Whenever the lock is free afterwards, waiters are woken even if nothing was released: a
@@ -26,6 +26,7 @@ if holder == token then
   released = 1
 elseif redis.call('ZREM', KEYS[4], token) == 1 then
   redis.call('HDEL', KEYS[7], token)
+  redis.call('HDEL', KEYS[8], token)
   released = 1
 end
 

@@ -1,11 +1,13 @@
 #!lua flags=no-writes
 -- lock_status: who holds the lock, for how long, and its fence.
 -- KEYS as lock_acquire (lock hash, fence counter, writers' wake list, readers zset, waiting
--- writers zset, waiting readers zset, readers' fences hash).
--- returns {token, fence, ttl_ms, 'exclusive', 0, held_ms, waiting} held by a writer
---       | {'', last_fence, longest reader ttl_ms, 'shared', readers, -1, waiting} by readers
---       | {'', last_fence, 0, '', 0, -1, waiting} free
--- held_ms: since the writer took it (-1 when the take did not record when: an older rcoord);
+-- writers zset, waiting readers zset, readers' fences hash, readers' identities hash).
+-- returns {token, fence, ttl_ms, 'exclusive', 0, held_ms, waiting, who, acquired_at} held by a writer
+--       | {'', last_fence, longest reader ttl_ms, 'shared', readers, -1, waiting, '', -1,
+--          token1, ttl_ms1, who1, acquired_at1, held_ms1, token2, ...} by readers (at most 100 listed)
+--       | {'', last_fence, 0, '', 0, -1, waiting, '', -1} free
+-- held_ms: since the writer took it and acquired_at its server time (-1 when the take did not
+-- record when: an older rcoord); who: what the taker packed ('' from an older rcoord);
 -- waiting: writers and readers waiting for it (their heartbeat not yet run out).
 -- @lib clock
 -- @lib lock
@@ -15,12 +17,27 @@ local waiting = redis.call('ZCOUNT', KEYS[5], '(' .. now, '+inf') + redis.call('
 if holder then
   local at = tonumber(redis.call('HGET', KEYS[1], 'acquired_at') or '')
   local held = at and math.max(0, now - at) or -1
-  return {holder, tonumber(redis.call('HGET', KEYS[1], 'fence')), redis.call('PTTL', KEYS[1]), 'exclusive', 0, held, waiting}
+  return {holder, tonumber(redis.call('HGET', KEYS[1], 'fence')), redis.call('PTTL', KEYS[1]), 'exclusive', 0, held, waiting,
+          redis.call('HGET', KEYS[1], 'who') or '', at or -1}
 end
 local last_fence = tonumber(redis.call('GET', KEYS[2]) or '0')
 local readers = redis.call('ZCOUNT', KEYS[4], '(' .. now, '+inf')
 if readers > 0 then
-  local last = redis.call('ZRANGE', KEYS[4], -1, -1, 'WITHSCORES')
-  return {'', last_fence, tonumber(last[2]) - now, 'shared', readers, -1, waiting}
+  local live = redis.call('ZRANGEBYSCORE', KEYS[4], '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 100)
+  local out = {'', last_fence, tonumber(live[#live]) - now, 'shared', readers, -1, waiting, '', -1}
+  if readers > 100 then
+    local last = redis.call('ZRANGE', KEYS[4], -1, -1, 'WITHSCORES')
+    out[3] = tonumber(last[2]) - now
+  end
+  for i = 1, #live, 2 do
+    local who, at = string.match(redis.call('HGET', KEYS[8], live[i]) or '', '^(.*)\31(%d+)$')
+    at = tonumber(at)
+    table.insert(out, live[i])
+    table.insert(out, tonumber(live[i + 1]) - now)
+    table.insert(out, who or '')
+    table.insert(out, at or -1)
+    table.insert(out, at and math.max(0, now - at) or -1)
+  end
+  return out
 end
-return {'', last_fence, 0, '', 0, -1, waiting}
+return {'', last_fence, 0, '', 0, -1, waiting, '', -1}

@@ -2,7 +2,8 @@
 -- KEYS[1] messages hash (id -> message), KEYS[2] ready list of ids, KEYS[3] delayed zset
 -- (id by due time, ms), KEYS[4] in-flight zset (id by lease deadline, ms), KEYS[5] dead zset
 -- (id by time of death, ms), KEYS[6] attempts hash (id -> 'deliveries/max'), KEYS[7] wake
--- list, KEYS[8] id counter; all of one {hash tag}
+-- list, KEYS[8] id counter, KEYS[9] consumers hash (id -> who .. '\31' .. leased_at);
+-- all of one {hash tag}
 -- ARGV[1] id, ARGV[2] the delivery (attempt) it must be, or 0 for whichever is current
 -- returns 1 acked | 0 not in flight (unknown, acked already, lease reclaimed after it ran
 -- out, or another delivery of it)
@@ -21,4 +22,5 @@ if not held() then return 0 end
 redis.call('ZREM', KEYS[4], ARGV[1])
 redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[6], ARGV[1])
+redis.call('HDEL', KEYS[9], ARGV[1])
 return 1

@@ -2,7 +2,8 @@
 -- KEYS[1] messages hash (id -> message), KEYS[2] ready list of ids, KEYS[3] delayed zset
 -- (id by due time, ms), KEYS[4] in-flight zset (id by lease deadline, ms), KEYS[5] dead zset
 -- (id by time of death, ms), KEYS[6] attempts hash (id -> 'deliveries/max'), KEYS[7] wake
--- list, KEYS[8] id counter; all of one {hash tag}
+-- list, KEYS[8] id counter, KEYS[9] consumers hash (id -> who .. '\31' .. leased_at);
+-- all of one {hash tag}
 -- ARGV[1] count
 -- returns {id, message, deliveries so far, ...} from the head of the ready list
 -- @lib clock

@@ -3,7 +3,8 @@
 -- KEYS[1] messages hash (id -> message), KEYS[2] ready list of ids, KEYS[3] delayed zset
 -- (id by due time, ms), KEYS[4] in-flight zset (id by lease deadline, ms), KEYS[5] dead zset
 -- (id by time of death, ms), KEYS[6] attempts hash (id -> 'deliveries/max'), KEYS[7] wake
--- list, KEYS[8] id counter; all of one {hash tag}
+-- list, KEYS[8] id counter, KEYS[9] consumers hash (id -> who .. '\31' .. leased_at);
+-- all of one {hash tag}
 -- ARGV[1] 'dead' or 'waiting'
 -- returns how many messages were deleted (fewer than 1000: nothing is left)
 -- @lib clock
@@ -15,6 +16,7 @@ local function drop(ids)
   for _, id in ipairs(ids) do
     redis.call('HDEL', KEYS[1], id)
     redis.call('HDEL', KEYS[6], id)
+    redis.call('HDEL', KEYS[9], id)
   end
   return #ids
 end

@@ -5,7 +5,7 @@
 -- @lib clock
 local holders, permits, queue, alive, wants, meta = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[7]
 local token, wake_prefix, heartbeat = ARGV[1], ARGV[2], tonumber(ARGV[3])
-check_types({'zset', 'hash', 'zset', 'zset', 'hash', 'string', 'hash'}, 'semaphore')
+check_types({'zset', 'hash', 'zset', 'zset', 'hash', 'string', 'hash', 'hash'}, 'semaphore')
 local now = server_ms()
 
 local released = 0
@@ -15,6 +15,7 @@ if deadline then
   if tonumber(deadline) > now then released = 1 end
   redis.call('ZREM', holders, token)
   redis.call('HDEL', permits, token)
+  redis.call('HDEL', KEYS[8], token)
 end
 redis.call('ZREM', queue, token)
 redis.call('ZREM', alive, token)
@@ -23,6 +24,7 @@ redis.call('DEL', wake_prefix .. token)
 
 for _, h in ipairs(redis.call('ZRANGEBYSCORE', holders, '-inf', now)) do
   redis.call('HDEL', permits, h)
+  redis.call('HDEL', KEYS[8], h)
   redis.call('ZREM', holders, h)
 end
 for _, w in ipairs(redis.call('ZRANGEBYSCORE', alive, '-inf', now)) do

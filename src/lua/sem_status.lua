@@ -1,10 +1,11 @@
 #!lua flags=no-writes
 -- sem_status: the live holders with their permits and remaining lease, and the queue length.
 -- KEYS as sem_take (holders, permits, queue, alive, wants, counter, meta).
--- returns {limit, in_use, waiting, token1, permits1, ttl_ms1, token2, ...}
+-- returns {limit, in_use, waiting, token1, permits1, ttl_ms1, who1, acquired_at1, held_ms1, token2, ...}
+-- (who '' and the times -1 for a holder an older rcoord admitted)
 -- @lib clock
 local holders, permits, queue, alive, meta = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[7]
-check_types({'zset', 'hash', 'zset', 'zset', 'hash', 'string', 'hash'}, 'semaphore')
+check_types({'zset', 'hash', 'zset', 'zset', 'hash', 'string', 'hash', 'hash'}, 'semaphore')
 local now = server_ms()
 local out = {tonumber(redis.call('HGET', meta, 'limit') or '0'), 0, 0}
 local used = 0
@@ -15,6 +16,11 @@ for i = 1, #live, 2 do
   table.insert(out, live[i])
   table.insert(out, k)
   table.insert(out, tonumber(live[i + 1]) - now)
+  local who, at = string.match(redis.call('HGET', KEYS[8], live[i]) or '', '^(.*)\31(%d+)$')
+  at = tonumber(at)
+  table.insert(out, who or '')
+  table.insert(out, at or -1)
+  table.insert(out, at and math.max(0, now - at) or -1)
 end
 out[2] = used
 out[3] = redis.call('ZCOUNT', alive, '(' .. now, '+inf')

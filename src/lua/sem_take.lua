@@ -2,9 +2,11 @@
 -- KEYS[1] holders zset (token -> lease deadline, ms of server time), KEYS[2] permits hash
 -- (holder token -> K), KEYS[3] queue zset (ticket token -> arrival number), KEYS[4] alive zset
 -- (ticket -> heartbeat deadline), KEYS[5] wants hash (ticket -> K), KEYS[6] arrival counter,
--- KEYS[7] meta hash {limit}; all under one {hash tag}. Wake lists are <ARGV[7]><token>.
+-- KEYS[7] meta hash {limit}, KEYS[8] who hash (holder token -> who .. '\31' .. acquired_at);
+-- all under one {hash tag}. Wake lists are <ARGV[7]><token>.
 -- ARGV[1] token, ARGV[2] limit, ARGV[3] K, ARGV[4] ttl_ms, ARGV[5] 1 to queue when busy,
--- ARGV[6] ticket heartbeat ms, ARGV[7] wake-list key prefix (same {hash tag})
+-- ARGV[6] ticket heartbeat ms, ARGV[7] wake-list key prefix (same {hash tag}), ARGV[8] who
+-- takes it (src/identity.hpp's pack())
 -- returns {1, holders, in_use, 0, permits held} admitted
 --       | {0, holders, in_use, tickets ahead, 0} not admitted
 -- A ticket is admitted only when it and every ticket ahead of it fit together: arrival order
@@ -15,12 +17,13 @@ local holders, permits, queue, alive, wants, counter, meta =
 local token, limit, want, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local may_queue, heartbeat, wake_prefix = ARGV[5] == '1', tonumber(ARGV[6]), ARGV[7]
 
-check_types({'zset', 'hash', 'zset', 'zset', 'hash', 'string', 'hash'}, 'semaphore')
+check_types({'zset', 'hash', 'zset', 'zset', 'hash', 'string', 'hash', 'hash'}, 'semaphore')
 local now = server_ms()
 
 -- Holders whose lease ran out and tickets whose waiter stopped refreshing are gone.
 for _, h in ipairs(redis.call('ZRANGEBYSCORE', holders, '-inf', now)) do
   redis.call('HDEL', permits, h)
+  redis.call('HDEL', KEYS[8], h)
   redis.call('ZREM', holders, h)
 end
 for _, w in ipairs(redis.call('ZRANGEBYSCORE', alive, '-inf', now)) do
@@ -56,7 +59,7 @@ local function keep_alive()
   if last[2] then horizon = math.max(horizon, tonumber(last[2])) end
   last = redis.call('ZRANGE', alive, -1, -1, 'WITHSCORES')
   if last[2] then horizon = math.max(horizon, tonumber(last[2])) end
-  for i = 1, 7 do
+  for i = 1, 8 do
     if redis.call('EXISTS', KEYS[i]) == 1 then redis.call('PEXPIRE', KEYS[i], horizon - now + 60000) end
   end
 end
@@ -83,6 +86,7 @@ if used + ahead + want <= limit then
   redis.call('HSET', meta, 'limit', limit)
   redis.call('ZADD', holders, now + ttl, token)
   redis.call('HSET', permits, token, want)
+  redis.call('HSET', KEYS[8], token, (ARGV[8] or '') .. '\31' .. now)
   redis.call('ZREM', queue, token)
   redis.call('ZREM', alive, token)
   redis.call('HDEL', wants, token)

@@ -49,7 +49,10 @@ expect 0 "$RCOORD" lock status job
 assert_contains "$OUT" "held: true"
 assert_contains "$OUT" "token: $TOKEN"
 assert_contains "$OUT" "fence: 1"
-assert_lines "$OUT" 7
+# the seven fields of SPEC §3, then who took it (host, pid, user, cmd, note, acquired_at,
+# held_ms: SPEC §5)
+assert_lines "$OUT" 14
+assert_contains "$OUT" "cmd: lock acquire"
 
 # extend: 0 for the holder, 1 for anyone else
 expect 0 "$RCOORD" lock extend job --token "$TOKEN" --ttl 40m

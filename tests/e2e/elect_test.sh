@@ -42,7 +42,7 @@ assert_eq "$(echo "$OUT" | sed -n 3p)" "id: a"
 assert_eq "$(echo "$OUT" | sed -n 4p)" "term: 1"
 assert_contains "$(echo "$OUT" | sed -n 5p)" "ttl_ms: "
 expect 0 "$RCOORD" elect status svc --json
-python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert list(d)==["leader","name","id","term","ttl_ms"], d' "$OUT" ||
+python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert list(d)==["leader","name","id","term","ttl_ms","host","pid","user","cmd","note","acquired_at","held_ms"], d' "$OUT" ||
   fail "status JSON fields: $OUT"
 expect 1 "$RCOORD" elect resign svc --id b
 assert_contains "$ERR" "not led by 'b'"

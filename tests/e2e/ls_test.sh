@@ -28,7 +28,8 @@ done
 case "$OUT" in *not-ours*) fail "ls listed a key of another prefix" ;; esac
 assert_contains "$OUT" '"name":"reports","state":"shared by 1 reader(s)'
 assert_contains "$OUT" '"name":"jobs","state":"ready 2, delayed 0, in flight 0, dead 0"'
-assert_contains "$OUT" '"name":"svc","state":"led by host-a, term 1'
+assert_contains "$OUT" '"name":"svc","state":"led by host-a: '
+assert_contains "$OUT" ', term 1, expires in '
 pass "every kind of object, each once, with its state"
 
 # A limiter shows what is left, peeked with the parameters its state keeps (nothing consumed)

@@ -15,8 +15,8 @@ cli() { redis-cli -p "$R_PORT" "$@"; }
 # rcoord keeps there.
 keys_of() {
   case $1 in
-    lock) echo "=hash :fence=string :wake=list :readers=zset :writers=zset :rwait=zset :rfence=hash" ;;
-    sem) echo "=zset :permits=hash :queue=zset :alive=zset :wants=hash :seq=string :meta=hash" ;;
+    lock) echo "=hash :fence=string :wake=list :readers=zset :writers=zset :rwait=zset :rfence=hash :rwho=hash" ;;
+    sem) echo "=zset :permits=hash :queue=zset :alive=zset :wants=hash :seq=string :meta=hash :who=hash" ;;
     limit) echo "=hash :log=zset" ;;
     bloom) echo "=hash :0=string" ;;
     bloom-reserved) echo ":0=string" ;;
@@ -24,7 +24,7 @@ keys_of() {
     complete) echo "=zset :scores=zset" ;;
     recent) echo "=list" ;;
     elect) echo "=hash :term=string :wake=list" ;;
-    queue) echo "=hash :ready=list :delayed=zset :inflight=zset :dead=zset :attempts=hash :wake=list :seq=string" ;;
+    queue) echo "=hash :ready=list :delayed=zset :inflight=zset :dead=zset :attempts=hash :wake=list :seq=string :consumer=hash" ;;
     signal | latch) echo "=zset" ;;
   esac
 }

@@ -30,7 +30,7 @@ TEST_CASE("eval falls back to EVAL after the script cache is flushed") {
   std::string key = rcoord::test::unique_prefix() + "{lock:x}";
   auto r = rcoord::eval(conn, rcoord::lua::kLockStatus,
                         {key, key + ":fence", key + ":wake", key + ":readers", key + ":writers",
-                         key + ":rwait", key + ":rfence"},
+                         key + ":rwait", key + ":rfence", key + ":rwho"},
                         {});
   CHECK(r->type == REDIS_REPLY_ARRAY);
   auto exists = conn.command({"SCRIPT", "EXISTS", std::string(rcoord::lua::kLockStatus.sha1)});

@@ -43,7 +43,11 @@ Exit error_of(Fn&& fn) {
 }  // namespace
 
 TEST_CASE("a semaphore status reply gives limit, use, waiters and every holder") {
-  Reply r = parse("*6\r\n:3\r\n:2\r\n:1\r\n$3\r\ntok\r\n:2\r\n:1500\r\n");
+  Reply r = parse(
+      "*9\r\n:3\r\n:2\r\n:1\r\n$3\r\ntok\r\n:2\r\n:1500\r\n"
+      "$15\r\nh\x1f"
+      "42\x1fu\x1f"
+      "cmd\x1fnote\r\n:1000\r\n:250\r\n");
   semaphore::Status s = semaphore::decode_status(r.get());
   CHECK(s.limit == 3);
   CHECK(s.in_use == 2);
@@ -52,6 +56,16 @@ TEST_CASE("a semaphore status reply gives limit, use, waiters and every holder")
   CHECK(s.holders[0].token == "tok");
   CHECK(s.holders[0].permits == 2);
   CHECK(s.holders[0].ttl_ms == 1500);
+  CHECK(s.holders[0].taker.who.host == "h");
+  CHECK(s.holders[0].taker.who.pid == 42);
+  CHECK(s.holders[0].taker.who.note == "note");
+  CHECK(s.holders[0].taker.acquired_at == 1000);
+  CHECK(s.holders[0].taker.held_ms == 250);
+  // the reply of an older sem_status (three fields a holder) is refused, not misread
+  CHECK(error_of([] {
+          semaphore::decode_status(
+              parse("*6\r\n:3\r\n:2\r\n:1\r\n$3\r\ntok\r\n:2\r\n:1500\r\n").get());
+        }) == kServer);
   CHECK(error_of([] { semaphore::decode_status(parse("*4\r\n:3\r\n:2\r\n:1\r\n:0\r\n").get()); }) ==
         kServer);
 }
@@ -107,9 +121,11 @@ TEST_CASE("elect and latch replies") {
   CHECK(c.term == 7);
   CHECK(c.ttl_ms == 0);  // a negative lease reads as none left
   CHECK(c.leader_id == "a");
-  elect::Status s = elect::decode_status(parse("*3\r\n$0\r\n\r\n:4\r\n:0\r\n").get());
+  elect::Status s =
+      elect::decode_status(parse("*6\r\n$0\r\n\r\n:4\r\n:0\r\n$0\r\n\r\n:-1\r\n:-1\r\n").get());
   CHECK_FALSE(s.leader);
   CHECK(s.term == 4);
+  CHECK_FALSE(s.holder.known());
   latch::Initialized l = latch::decode_init(parse("*2\r\n:1\r\n:3\r\n").get());
   CHECK(l.created);
   CHECK(l.count == 3);

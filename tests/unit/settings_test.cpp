@@ -156,7 +156,8 @@ TEST_CASE("one table of global options: the CLI's names, main's scan, the config
                                                            "--sni",
                                                            "--sentinel",
                                                            "--sentinel-master",
-                                                           "--wait-replicas"});
+                                                           "--wait-replicas",
+                                                           "--note"});
   CHECK_FALSE(rcoord::global_option_takes_value("--url=redis://x"));
   CHECK_FALSE(rcoord::global_option_takes_value("-q"));
   CHECK_FALSE(rcoord::global_option_takes_value("--ttl"));
@@ -171,11 +172,11 @@ TEST_CASE("one table of global options: the CLI's names, main's scan, the config
   // The README's "Known keys": a password, --config itself and --no-auth-warning are not.
   CHECK(config_keys ==
         std::vector<std::string>{
-            "url",          "password-file", "timeout", "prefix",   "output",
-            "json",         "quiet",         "host",    "port",     "db",
-            "user",         "socket",        "tls",     "tls-ca",   "tls-cert",
-            "tls-key",      "tls-insecure",  "sni",     "sentinel", "sentinel-master",
-            "wait-replicas"});
+            "url",           "password-file", "timeout", "prefix",   "output",
+            "json",          "quiet",         "host",    "port",     "db",
+            "user",          "socket",        "tls",     "tls-ca",   "tls-cert",
+            "tls-key",       "tls-insecure",  "sni",     "sentinel", "sentinel-master",
+            "wait-replicas", "note"});
   CHECK(flags ==
         std::vector<std::string>{"json", "quiet", "no-auth-warning", "tls", "tls-insecure"});
 }
@@ -432,6 +433,35 @@ TEST_CASE("wait-replicas: --wait-replicas, then the config file, then 0") {
   CHECK(World().conf("wait-replicas", "3").resolve().wait_replicas == 3);
   CHECK(World().conf("wait-replicas", "1001").refusal() ==
         "bad wait-replicas in the config file '1001'");
+}
+
+TEST_CASE("note: --note, then RCOORD_NOTE, then the config file, then the CI run's link") {
+  auto github = [](World w) {
+    return w.env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_SERVER_URL", "https://github.example")
+        .env("GITHUB_REPOSITORY", "ops/batch")
+        .env("GITHUB_RUN_ID", "991");
+  };
+  CHECK(World().resolve().note.empty());
+  CHECK(github(World().given("note", "cli").env("RCOORD_NOTE", "env").conf("note", "file"))
+            .resolve()
+            .note == "cli");
+  CHECK(github(World().env("RCOORD_NOTE", "env").conf("note", "file")).resolve().note == "env");
+  CHECK(github(World().conf("note", "file")).resolve().note == "file");
+  CHECK(github(World()).resolve().note == "https://github.example/ops/batch/actions/runs/991");
+  // Half a GitHub environment is no link; GitLab needs GITLAB_CI with its job URL.
+  CHECK(World().env("GITHUB_ACTIONS", "true").env("GITHUB_RUN_ID", "1").resolve().note.empty());
+  CHECK(World().env("CI_JOB_URL", "https://gl.example/j/7").resolve().note.empty());
+  CHECK(
+      World().env("GITLAB_CI", "true").env("CI_JOB_URL", "https://gl.example/j/7").resolve().note ==
+      "https://gl.example/j/7");
+  CHECK(World().env("BUILDKITE_BUILD_URL", "https://bk.example/b/5").resolve().note ==
+        "https://bk.example/b/5");
+  CHECK(World()
+            .env("BUILDKITE_BUILD_URL", "https://bk.example/b/5")
+            .env("BUILDKITE_JOB_ID", "j1")
+            .resolve()
+            .note == "https://bk.example/b/5#j1");
 }
 
 TEST_CASE("output: -o and --json, then the config file's json and output") {

@@ -2,13 +2,14 @@
 -- cmake/EmbedLua.cmake). A queue is KEYS[1] messages hash (id -> message), KEYS[2] ready list
 -- of ids, KEYS[3] delayed zset (id by due time, ms), KEYS[4] in-flight zset (id by lease
 -- deadline, ms), KEYS[5] dead zset (id by time of death, ms), KEYS[6] attempts hash (id ->
--- 'deliveries/max'), KEYS[7] wake list, KEYS[8] id counter; all of one {hash tag}.
+-- 'deliveries/max'), KEYS[7] wake list, KEYS[8] id counter, KEYS[9] consumers hash (id -> who .. '\31' .. leased_at);
+-- all of one {hash tag}.
 
 -- Refuses, before anything is changed, a key of the queue that holds another type, and a
 -- hash of messages that no push made (no id counter, no message referenced anywhere): that is
 -- someone else's data under this name, whose fields must not be taken for messages.
 local function check_queue_keys()
-  check_types({'hash', 'list', 'zset', 'zset', 'zset', 'hash', 'list', 'string'}, 'queue')
+  check_types({'hash', 'list', 'zset', 'zset', 'zset', 'hash', 'list', 'string', 'hash'}, 'queue')
   if redis.call('EXISTS', KEYS[1]) == 1 and
       redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[8]) == 0 then
     refuse(1, 'a hash that is not an rcoord queue')
@@ -52,6 +53,7 @@ local function promote(now)
   end
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, 100)) do
     redis.call('ZREM', KEYS[4], id)
+    redis.call('HDEL', KEYS[9], id)
     local n, max = attempts_of(id)
     if max > 0 and n >= max then
       redis.call('ZADD', KEYS[5], now, id)

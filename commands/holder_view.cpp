@@ -1,0 +1,33 @@
+#include "holder_view.hpp"
+
+#include <fmt/format.h>
+
+#include "text.hpp"
+
+namespace rcoord::cmd {
+
+void add_holder(nlohmann::ordered_json& j, const Holder& h) {
+  if (h.known()) {
+    j["host"] = h.who.host;
+    j["pid"] = h.who.pid;
+    j["user"] = h.who.user;
+    j["cmd"] = h.who.cmd;
+    j["note"] = h.who.note;
+  }
+  if (h.acquired_at >= 0) j["acquired_at"] = rfc3339(h.acquired_at);
+  if (h.held_ms >= 0) j["held_ms"] = h.held_ms;
+}
+
+std::string holder_lines(const Holder& h) {
+  std::string out;
+  if (h.known()) {
+    out += fmt::format("host: {}\npid: {}\nuser: {}\ncmd: {}\nnote: {}\n", escape_text(h.who.host),
+                       h.who.pid, escape_text(h.who.user), escape_text(h.who.cmd),
+                       escape_text(h.who.note));
+  }
+  if (h.acquired_at >= 0) out += fmt::format("acquired_at: {}\n", rfc3339(h.acquired_at));
+  if (h.held_ms >= 0) out += fmt::format("held_ms: {}\n", h.held_ms);
+  return out;
+}
+
+}  // namespace rcoord::cmd

@@ -1,0 +1,141 @@
+#include "identity.hpp"
+
+#include <fmt/format.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include <array>
+#include <climits>
+#include <ctime>
+#include <vector>
+
+namespace rcoord {
+namespace {
+
+constexpr char kSeparator = '\x1f';
+
+std::string host_name() {
+  std::array<char, HOST_NAME_MAX + 1> buf{};
+  if (gethostname(buf.data(), buf.size() - 1) != 0) return "unknown";
+  return buf.data();
+}
+
+std::string effective_user() {
+  uid_t uid = geteuid();
+  std::array<char, 4096> buf{};
+  passwd entry{};
+  passwd* found = nullptr;
+  if (getpwuid_r(uid, &entry, buf.data(), buf.size(), &found) == 0 && found != nullptr &&
+      found->pw_name != nullptr) {
+    return found->pw_name;
+  }
+  return std::to_string(uid);
+}
+
+// A field as stored: control bytes (the separator among them) become spaces.
+std::string clean(std::string_view field) {
+  std::string out(field);
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == '\x7f') c = ' ';
+  }
+  return out;
+}
+
+std::vector<std::string_view> split(std::string_view text) {
+  std::vector<std::string_view> parts;
+  for (;;) {
+    auto at = text.find(kSeparator);
+    parts.push_back(text.substr(0, at));
+    if (at == std::string_view::npos) return parts;
+    text.remove_prefix(at + 1);
+  }
+}
+
+}  // namespace
+
+Identity this_process(std::string cmd, std::string note) {
+  return {host_name(), static_cast<std::int64_t>(getpid()), effective_user(), std::move(cmd),
+          std::move(note)};
+}
+
+std::string command_basename(std::string_view argv0) {
+  while (argv0.size() > 1 && argv0.back() == '/') argv0.remove_suffix(1);
+  auto slash = argv0.rfind('/');
+  if (slash == std::string_view::npos || slash + 1 == argv0.size()) return std::string(argv0);
+  return std::string(argv0.substr(slash + 1));
+}
+
+std::optional<std::string> ci_run_link(
+    const std::function<std::optional<std::string>(std::string_view)>& variable) {
+  auto get = [&](std::string_view name) -> std::string {
+    auto v = variable(name);
+    return v ? *v : std::string{};
+  };
+  if (get("GITHUB_ACTIONS") == "true") {
+    std::string server = get("GITHUB_SERVER_URL");
+    std::string repo = get("GITHUB_REPOSITORY");
+    std::string run = get("GITHUB_RUN_ID");
+    if (!server.empty() && !repo.empty() && !run.empty()) {
+      return fmt::format("{}/{}/actions/runs/{}", server, repo, run);
+    }
+  }
+  if (std::string job = get("CI_JOB_URL"); !job.empty() && !get("GITLAB_CI").empty()) return job;
+  if (std::string build = get("BUILDKITE_BUILD_URL"); !build.empty()) {
+    std::string job = get("BUILDKITE_JOB_ID");
+    return job.empty() ? build : build + "#" + job;
+  }
+  return std::nullopt;
+}
+
+std::string pack(const Identity& who) {
+  std::string out = clean(who.host);
+  out += kSeparator;
+  out += std::to_string(who.pid);
+  out += kSeparator;
+  out += clean(who.user);
+  out += kSeparator;
+  out += clean(who.cmd);
+  out += kSeparator;
+  out += clean(who.note);
+  return out;
+}
+
+Identity unpack(std::string_view packed) {
+  auto parts = split(packed);
+  if (parts.size() < 5) return {};
+  Identity who;
+  who.host = std::string(parts[0]);
+  who.pid = std::strtoll(std::string(parts[1]).c_str(), nullptr, 10);
+  who.user = std::string(parts[2]);
+  who.cmd = std::string(parts[3]);
+  who.note = std::string(parts[4]);
+  return who;
+}
+
+std::string rfc3339(std::int64_t epoch_ms) {
+  std::time_t secs = static_cast<std::time_t>(epoch_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900, tm.tm_mon + 1,
+                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, epoch_ms % 1000);
+}
+
+std::string describe(const Identity& who) {
+  if (who.host.empty() && who.user.empty() && who.pid == 0) return {};
+  std::string out = fmt::format("{}@{} (pid {}", who.user, who.host, who.pid);
+  if (!who.cmd.empty()) out += ", " + who.cmd;
+  out += ')';
+  return out;
+}
+
+std::string client_name(std::string_view what) {
+  std::string out = "rcoord:";
+  for (char c : what) {
+    bool legal = c > ' ' && c <= '~';
+    out += legal ? c : '_';
+    if (out.size() >= kMaxClientName) break;
+  }
+  return out;
+}
+
+}  // namespace rcoord

@@ -1,0 +1,71 @@
+// Holder identity (SPEC §5): what a take records of its process, packed for a script's ARGV
+// and read back; the timestamps and client names the status verbs and connections show.
+
+#include "identity.hpp"
+
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "duration.hpp"
+
+using rcoord::Identity;
+
+TEST_CASE("an identity packed and unpacked is the same, control bytes made spaces") {
+  Identity who{"web-3", 4242, "backup", "backup.sh", "ticket OPS-7"};
+  Identity back = rcoord::unpack(rcoord::pack(who));
+  CHECK(back.host == "web-3");
+  CHECK(back.pid == 4242);
+  CHECK(back.user == "backup");
+  CHECK(back.cmd == "backup.sh");
+  CHECK(back.note == "ticket OPS-7");
+  // A separator or newline inside a field cannot shift the fields after it.
+  Identity tricky{"h", 1, "u", "c",
+                  "a\x1f"
+                  "b\nc\td"};
+  Identity read = rcoord::unpack(rcoord::pack(tricky));
+  CHECK(read.note == "a b c d");
+  CHECK(read.host == "h");
+  CHECK(rcoord::unpack("").host.empty());
+  CHECK(rcoord::unpack("not packed").pid == 0);
+}
+
+TEST_CASE("this process: its pid and host, the cmd and note given") {
+  Identity me = rcoord::this_process("lock acquire", "n");
+  CHECK(me.pid == static_cast<std::int64_t>(getpid()));
+  CHECK_FALSE(me.host.empty());
+  CHECK_FALSE(me.user.empty());
+  CHECK(me.cmd == "lock acquire");
+  CHECK(me.note == "n");
+  rcoord::Holder h{me, 1, 2};
+  CHECK(h.known());
+  CHECK_FALSE(rcoord::Holder{}.known());
+}
+
+TEST_CASE("a run form's cmd is its program's basename, never an argument") {
+  CHECK(rcoord::command_basename("/opt/bin/backup.sh") == "backup.sh");
+  CHECK(rcoord::command_basename("backup.sh") == "backup.sh");
+  CHECK(rcoord::command_basename("./x/") == "x");
+  CHECK(rcoord::command_basename("/") == "/");
+}
+
+TEST_CASE("timestamps are RFC 3339 UTC with milliseconds") {
+  CHECK(rcoord::rfc3339(0) == "1970-01-01T00:00:00.000Z");
+  CHECK(rcoord::rfc3339(1795572003120) == "2026-11-25T02:00:03.120Z");
+}
+
+TEST_CASE("a client name keeps to the bytes Redis takes, and to 128 bytes") {
+  CHECK(rcoord::client_name("lock-acquire:nightly") == "rcoord:lock-acquire:nightly");
+  CHECK(rcoord::client_name("lock-acquire:a b\nc\xc3\xa9") == "rcoord:lock-acquire:a_b_c__");
+  CHECK(rcoord::client_name(std::string(500, 'x')).size() == rcoord::kMaxClientName);
+}
+
+TEST_CASE("elapsed times read as an operator reads them") {
+  using rcoord::Millis;
+  CHECK(rcoord::format_elapsed(Millis(12'345)) == "12.3s");
+  CHECK(rcoord::format_elapsed(Millis(870'000)) == "14m30s");
+  CHECK(rcoord::format_elapsed(Millis(3 * 3'600'000 + 5 * 60'000)) == "3h05m");
+  CHECK(rcoord::format_elapsed(Millis(2 * 86'400'000 + 4 * 3'600'000)) == "2d04h");
+  CHECK(rcoord::format_elapsed(Millis(-5)) == "0.0s");
+}
