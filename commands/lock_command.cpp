@@ -57,7 +57,7 @@ std::string to_text(const Status& r) {
       "held: {}\nname: {}\ntoken: {}\nttl_ms: {}\nfence: {}\nmode: {}\nreaders: {}\n", r.held,
       escape_text(r.name), escape_text(r.token), r.ttl_ms, r.fence, r.mode, r.readers);
   if (r.mode == "exclusive") out += cmd::holder_lines(r.holder);
-  // One line per reader: its token's start, who and for how long.
+  // One line per reader: its token, who took it and for how long.
   for (const auto& reader : r.reader_list) {
     std::string who = describe(reader.holder.who);
     out += fmt::format(
