@@ -139,9 +139,14 @@ for i in range(int(h["layers"])):
     assert used <= cap, (i, used, cap)
     assert used == items, (i, used, items)
     # Slots a writer gives back after another writer already added a layer stay unused:
-    # an older layer may end a little below its capacity, never above.
+    # an older layer may end below its capacity, never above. By how much is bounded: each
+    # of the 3 other writers holds at most one grant (bloom::kBatchSize = 2000 slots) of it
+    # when the next layer is made, and slots of items found present already (false
+    # positives, 1% here, 2% allowed) come back too. A fixed share (95%) is not promised:
+    # a busy machine can leave three whole grants unused.
     if i + 1 < int(h["layers"]):
-        assert items >= cap * 0.95, ("older layer far from full", i, items, cap)
+        floor = cap - 3 * 2000 - cap * 0.02
+        assert items >= floor, ("older layer below its bound", i, items, cap, floor)
 assert sum(int(h["items:%d" % i]) for i in range(int(h["layers"]))) == int(h["items"])
 PY
 pass "4 concurrent writers: every item present, counts exact, no layer over capacity"
