@@ -76,6 +76,9 @@ tok=$OUT
 w=$!
 track $w
 wait_blocked "$M2" 1
+# The waiter's connection to the lock's master named itself there (SPEC §5).
+redis-cli -p "$M2" client list | grep -q " name=rcoord:lock-acquire:$L2 .* cmd=blpop " ||
+  fail "no named waiter on the lock's master: $(redis-cli -p "$M2" client list)"
 expect 0 "$RCOORD" lock release "$L2" --token "$tok"
 wait $w || fail "the waiter on another master was not woken by the release"
 pass "lock: acquire/status/extend/release/break/run, --shared, --wait on other masters"
@@ -269,8 +272,14 @@ pass "latch: init/down/wait/status"
 L1=$(name_on lock deploy "$M1")
 # (a lease that outlasts the checks below on a slow machine: metrics checks they are held)
 "$RCOORD" lock acquire "$L1" --ttl 10m >/dev/null
-"$RCOORD" lock acquire "$L3" --ttl 10m >/dev/null
+"$RCOORD" lock acquire "$L3" --ttl 10m --note on-another-master >/dev/null &
+taker=$!
+wait $taker
+# Who took it is kept on the lock's own master and read back through the seed.
+expect 0 "$RCOORD" --json lock status "$L3"
+assert_eq "$(json_field "$OUT" note) $(json_field "$OUT" pid)" "on-another-master $taker"
 expect 0 "$RCOORD" ls --type lock
+assert_contains "$OUT" "(pid $taker, lock acquire) for "
 assert_contains "$OUT" "$L1"
 assert_contains "$OUT" "$L2"
 assert_contains "$OUT" "$L3"
