@@ -17,8 +17,10 @@ on() {
 
 # acquire / status / extend / release: the Redlock fields (a lease long enough that no slow
 # step below outlasts it)
-expect 0 rl lock acquire job --ttl 1m --json
-acq=$OUT
+"$RCOORD" "${URLS[@]}" lock acquire job --ttl 1m --json --note redlock-note >"$TEST_TMP/acq" &
+taker=$!
+wait $taker || fail "the Redlock acquire failed: $(cat "$TEST_TMP/acq")"
+acq=$(cat "$TEST_TMP/acq")
 assert_eq "$(json_field "$acq" acquired)" true
 assert_eq "$(json_field "$acq" nodes)" 5
 assert_eq "$(json_field "$acq" quorum)" 3
@@ -36,6 +38,10 @@ assert_eq "$(json_field "$OUT" held)" true
 assert_eq "$(json_field "$OUT" token)" "$token"
 assert_eq "$(json_field "$OUT" acquired_on)" 5
 assert_eq "$(json_field "$OUT" fence)" "$(json_field "$acq" fence)"
+# who took it (SPEC §5): every node recorded the same taker
+assert_eq "$(json_field "$OUT" note) $(json_field "$OUT" pid) $(json_field "$OUT" cmd)" \
+  "redlock-note $taker lock acquire"
+[ "$(json_field "$OUT" held_ms)" -ge 0 ] || fail "Redlock status without held_ms: $OUT"
 expect 0 rl lock extend job --token "$token" --ttl 10m --json
 assert_eq "$(json_field "$OUT" extended)" true
 assert_eq "$(json_field "$OUT" acquired_on)" 5
