@@ -24,6 +24,19 @@ assert_contains "$OUT" "mode: sentinel"
 assert_contains "$OUT" "127.0.0.1:$m_PORT"
 pass "the master is found through Sentinel (the first sentinel listed is down)"
 
+# Through Sentinel the name goes with the handshake (ROLE): a waiter on the master is named,
+# and the status read through Sentinel says who took the lock (SPEC §5).
+"$RCOORD" "${SENTINEL[@]}" lock acquire before-failover --wait 1m >/dev/null &
+waiter=$!
+track $waiter
+wait_blocked "$m_PORT" 1
+redis-cli -p "$m_PORT" client list | grep -q " name=rcoord:lock-acquire:before-failover " ||
+  fail "the waiter found through Sentinel is not named: $(redis-cli -p "$m_PORT" client list)"
+kill "$waiter"
+expect 0 "$RCOORD" "${SENTINEL[@]}" lock status before-failover --json
+assert_eq "$(json_field "$OUT" cmd)" "lock acquire"
+pass "connections through Sentinel name themselves; status says who took the lock"
+
 expect 3 "$RCOORD" --timeout 1s --sentinel "127.0.0.1:$sentinel_port" --sentinel-master nope \
   lock status x
 assert_contains "$ERR" "does not know master 'nope'"
