@@ -30,4 +30,12 @@ std::string holder_lines(const Holder& h) {
   return out;
 }
 
+std::string holder_suffix(const Holder& h) {
+  std::string out;
+  if (h.held_ms >= 0) out += fmt::format(" held_ms={}", h.held_ms);
+  std::string who = describe(h.who);
+  if (!who.empty()) out += " by " + escape_text(who);
+  return out;
+}
+
 }  // namespace rcoord::cmd

@@ -17,4 +17,8 @@ void add_holder(nlohmann::ordered_json& j, const Holder& h);
 /// values escaped for text output.
 std::string holder_lines(const Holder& h);
 
+/// The end of a one-line listing of a holder (a semaphore's holder, a message in flight):
+/// ` held_ms=N by user@host (pid P, cmd)`, each part only when known; text-escaped.
+std::string holder_suffix(const Holder& h);
+
 }  // namespace rcoord::cmd

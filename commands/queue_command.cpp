@@ -282,10 +282,7 @@ std::string in_flight_lines(const std::vector<queue::Message>& messages) {
   std::string out;
   for (const auto& m : messages) {
     out += fmt::format("{} attempt={} lease_ms={}", m.id, m.attempt, m.lease_ms);
-    if (m.consumer.held_ms >= 0) out += fmt::format(" held_ms={}", m.consumer.held_ms);
-    std::string who = describe(m.consumer.who);
-    if (!who.empty()) out += " by " + escape_text(who);
-    out += ": " + escape_text(m.message) + "\n";
+    out += holder_suffix(m.consumer) + ": " + escape_text(m.message) + "\n";
   }
   return out;
 }

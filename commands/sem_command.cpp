@@ -44,10 +44,7 @@ std::string to_text(const Status& r) {
   for (const auto& h : r.holders) {
     out +=
         fmt::format("holders: {} permits={} ttl_ms={}", escape_text(h.token), h.permits, h.ttl_ms);
-    if (h.taker.held_ms >= 0) out += fmt::format(" held_ms={}", h.taker.held_ms);
-    std::string who = describe(h.taker.who);
-    if (!who.empty()) out += " by " + escape_text(who);
-    out += '\n';
+    out += cmd::holder_suffix(h.taker) + '\n';
   }
   return out;
 }

@@ -9,6 +9,7 @@
 -- stream of readers cannot starve a writer.
 -- @lib clock
 -- @lib lock
+-- @lib holder
 local token, ttl, waiting, heartbeat = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', tonumber(ARGV[4])
 local holder = lock_holder()
 local now = server_ms()
@@ -28,7 +29,7 @@ if mine or (not holder and redis.call('ZCARD', KEYS[5]) == 0) then
   if not mine then
     fence = redis.call('INCR', KEYS[2])
     redis.call('HSET', KEYS[7], token, fence)
-    redis.call('HSET', KEYS[8], token, (ARGV[5] or '') .. '\31' .. now)
+    redis.call('HSET', KEYS[8], token, holder_record(ARGV[5], now))
   end
   redis.call('ZADD', KEYS[4], now + ttl, token)
   redis.call('ZREM', KEYS[6], token)

@@ -11,6 +11,7 @@
 -- waiting: writers and readers waiting for it (their heartbeat not yet run out).
 -- @lib clock
 -- @lib lock
+-- @lib holder
 local holder = lock_holder()
 local now = server_ms()
 local waiting = redis.call('ZCOUNT', KEYS[5], '(' .. now, '+inf') + redis.call('ZCOUNT', KEYS[6], '(' .. now, '+inf')
@@ -30,13 +31,9 @@ if readers > 0 then
     out[3] = tonumber(last[2]) - now
   end
   for i = 1, #live, 2 do
-    local who, at = string.match(redis.call('HGET', KEYS[8], live[i]) or '', '^(.*)\31(%d+)$')
-    at = tonumber(at)
     table.insert(out, live[i])
     table.insert(out, tonumber(live[i + 1]) - now)
-    table.insert(out, who or '')
-    table.insert(out, at or -1)
-    table.insert(out, at and math.max(0, now - at) or -1)
+    push_holder(out, KEYS[8], live[i], now)
   end
   return out
 end

@@ -8,6 +8,7 @@
 -- message an older rcoord leased
 -- @lib clock
 -- @lib queue
+-- @lib holder
 check_queue_keys()
 local now = server_ms()
 local out = {}
@@ -16,15 +17,11 @@ for i = 1, #leased, 2 do
   local id = leased[i]
   local message = redis.call('HGET', KEYS[1], id)
   if message then
-    local who, at = string.match(redis.call('HGET', KEYS[9], id) or '', '^(.*)\31(%d+)$')
-    at = tonumber(at)
     out[#out + 1] = id
     out[#out + 1] = message
     out[#out + 1] = (attempts_of(id))
     out[#out + 1] = math.max(0, tonumber(leased[i + 1]) - now)
-    out[#out + 1] = who or ''
-    out[#out + 1] = at or -1
-    out[#out + 1] = at and math.max(0, now - at) or -1
+    push_holder(out, KEYS[9], id, now)
   end
 end
 return out

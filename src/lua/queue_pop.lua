@@ -12,6 +12,7 @@
 -- is ready now, else the ms until the next delayed message or lease is due, -1 if none is
 -- @lib clock
 -- @lib queue
+-- @lib holder
 check_queue_keys()
 local now = server_ms()
 
@@ -43,7 +44,7 @@ while handed < count and budget > 0 do
       if lease > 0 then
         redis.call('HSET', KEYS[6], id, (n + 1) .. '/' .. max)
         redis.call('ZADD', KEYS[4], now + lease, id)
-        redis.call('HSET', KEYS[9], id, (ARGV[6] or '') .. '\31' .. now)
+        redis.call('HSET', KEYS[9], id, holder_record(ARGV[6], now))
         granted = true
       else
         redis.call('HDEL', KEYS[1], id)

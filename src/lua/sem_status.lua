@@ -4,6 +4,7 @@
 -- returns {limit, in_use, waiting, token1, permits1, ttl_ms1, who1, acquired_at1, held_ms1, token2, ...}
 -- (who '' and the times -1 for a holder an older rcoord admitted)
 -- @lib clock
+-- @lib holder
 local holders, permits, queue, alive, meta = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[7]
 check_types({'zset', 'hash', 'zset', 'zset', 'hash', 'string', 'hash', 'hash'}, 'semaphore')
 local now = server_ms()
@@ -16,11 +17,7 @@ for i = 1, #live, 2 do
   table.insert(out, live[i])
   table.insert(out, k)
   table.insert(out, tonumber(live[i + 1]) - now)
-  local who, at = string.match(redis.call('HGET', KEYS[8], live[i]) or '', '^(.*)\31(%d+)$')
-  at = tonumber(at)
-  table.insert(out, who or '')
-  table.insert(out, at or -1)
-  table.insert(out, at and math.max(0, now - at) or -1)
+  push_holder(out, KEYS[8], live[i], now)
 end
 out[2] = used
 out[3] = redis.call('ZCOUNT', alive, '(' .. now, '+inf')

@@ -12,6 +12,7 @@
 -- A ticket is admitted only when it and every ticket ahead of it fit together: arrival order
 -- is kept, and a large request is not passed forever by small ones.
 -- @lib clock
+-- @lib holder
 local holders, permits, queue, alive, wants, counter, meta =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local token, limit, want, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -86,7 +87,7 @@ if used + ahead + want <= limit then
   redis.call('HSET', meta, 'limit', limit)
   redis.call('ZADD', holders, now + ttl, token)
   redis.call('HSET', permits, token, want)
-  redis.call('HSET', KEYS[8], token, (ARGV[8] or '') .. '\31' .. now)
+  redis.call('HSET', KEYS[8], token, holder_record(ARGV[8], now))
   redis.call('ZREM', queue, token)
   redis.call('ZREM', alive, token)
   redis.call('HDEL', wants, token)
