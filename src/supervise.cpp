@@ -351,9 +351,18 @@ std::string seconds(Millis d) { return format_duration(d); }
 
 }  // namespace
 
+// What a renewal needs to outlast lost packets: on an established connection a lost segment
+// is sent again after Linux's minimum RTO of 200 ms, doubling each time, so 1.5 s outlasts
+// three losses of the request or its reply in a row (0.2 + 0.4 + 0.8 s).
+constexpr Millis kRetransmitRoom{1'500};
+
 Clock::time_point LeaseTimes::next_renewal(Clock::time_point sent) const {
   auto window = stop_at() - sent;
-  return sent + std::max<Clock::duration>(std::min<Clock::duration>(ttl / 3, window / 2),
+  // The room left between the renewal and the stop point: half the window, or when that is
+  // short, up to kRetransmitRoom of it (never more than two thirds, so renewals stay apart).
+  Clock::duration room = std::max<Clock::duration>(
+      window / 2, std::min<Clock::duration>(kRetransmitRoom, window * 2 / 3));
+  return sent + std::max<Clock::duration>(std::min<Clock::duration>(ttl / 3, window - room),
                                           Clock::duration::zero());
 }
 

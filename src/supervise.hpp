@@ -14,8 +14,10 @@
 ///     kill     = stop_at + kill_grace = end - margin: SIGKILL to the whole group.
 ///
 /// The margin is one --timeout: time for the SIGKILL to land and for rcoord itself to be
-/// scheduled late. Renewals go out every min(TTL/3, (stop_at - send)/2) and are retried
-/// until stop_at. So the TTL must exceed kill_grace + margin (fit_kill_grace checks it).
+/// scheduled late. Renewals go out every TTL/3, or earlier so that each one has half the
+/// way to stop_at (at least 1.5 s when that is at most two thirds of the way, for TCP to
+/// resend a lost packet three times), and are retried until stop_at. So the TTL must exceed
+/// kill_grace + margin (fit_kill_grace checks it).
 ///
 /// --max-run adds one more point to the same timetable: the command's start + max_run, when a
 /// command still running gets SIGTERM and, kill_grace later, SIGKILL. The lease is renewed on

@@ -17,8 +17,9 @@ printf 'n=$(cat "$1")\nsleep 0.005\necho $((n + 1)) >"$1"\n' >"$TEST_TMP/increme
 : >"$TEST_TMP/errors"
 : >"$TEST_TMP/retries"
 
-# A lease of 6s and --timeout 1.5s: the renewal window (6 - 2 - 1.5 s) holds several TCP
-# retransmissions; a connect survives one lost SYN (the retry comes after 1 s).
+# A lease of 6s and --timeout 1.5s: of the 2.5 s from each renewal's send to the stop point
+# (6 - 2 - 1.5 s), the next renewal is left 1.5 s, three TCP resends of a lost packet (0.2 +
+# 0.4 + 0.8 s); a connect survives one lost SYN (the retry comes after 1 s).
 worker() {
   local i code
   for i in $(seq 1 "$ROUNDS"); do

@@ -24,14 +24,27 @@ TEST_CASE("the command is stopped kill-grace plus one timeout before the lease c
   CHECK(t.stop_at() == sent + Millis(27'000));
 }
 
-TEST_CASE("short leases renew every half of the window before the stop point") {
+TEST_CASE("short leases renew early, leaving up to two thirds of the window to the renewal") {
   auto sent = Clock::time_point{} + std::chrono::hours(1);
   // TTL 1s, grace 333ms, timeout 200ms: the stop point is 467ms after the send
   LeaseTimes t{Millis(1'000), Millis(333), Millis(200), sent + Millis(1'000)};
   CHECK(t.stop_at() == sent + Millis(467));
-  CHECK(t.next_renewal(sent) == sent + std::chrono::microseconds(233'500));
+  // (two thirds of the window is left for the renewal: 311.33ms)
+  CHECK(t.next_renewal(sent) == sent + std::chrono::nanoseconds(155'666'667));
   // a take whose lease is already past its stop point renews at once (and is lost there)
   CHECK(t.next_renewal(sent + Millis(600)) == sent + Millis(600));
+}
+
+TEST_CASE("a renewal is left 1.5s before the stop point, for TCP to resend lost packets") {
+  auto sent = Clock::time_point{} + std::chrono::hours(1);
+  // TTL 6s, grace 2s, timeout 1.5s: the stop point is 2.5s after the send. Renewing half way
+  // would leave 1.25s: two lost packets in a row (resent after 0.2s, then 0.4s more, then
+  // 0.8s more) would cost the lease.
+  LeaseTimes t{Millis(6'000), Millis(2'000), Millis(1'500), sent + Millis(6'000)};
+  CHECK(t.next_renewal(sent) == sent + Millis(1'000));
+  // the room never takes more than two thirds of the window
+  LeaseTimes tight{Millis(3'000), Millis(1'000), Millis(800), sent + Millis(3'000)};
+  CHECK(tight.next_renewal(sent) == sent + Millis(400));
 }
 
 TEST_CASE("the default kill grace is the smaller of 10s and a third of the TTL") {
