@@ -86,7 +86,7 @@ void Context::resolve(const std::string& command) {
   std::string name = client_name(what);
   settings_.endpoint.client_name = name;
   for (auto& e : settings_.endpoints) e.client_name = name;
-  keys_ = Keys(settings_.prefix);
+  keys_ = Keys(settings_.prefix, settings_.history);
   printer_ = Printer(settings_.format, settings_.quiet);
 }
 

@@ -131,7 +131,8 @@ int run_acquire(Context& ctx, const LockArgs& a) {
 
 int run_release(Context& ctx, const LockArgs& a) {
   if (redlock_verbs::active(ctx)) return redlock_verbs::release(ctx, a.name, a.token);
-  lock::Released r{lock::release(ctx.conn(), ctx.keys(), a.name, a.token), a.name};
+  lock::Released r{lock::release(ctx.conn(), ctx.keys(), a.name, a.token, {.who = ctx.who()}),
+                   a.name};
   ctx.out().emit(r);
   if (!r.released)
     ctx.out().note(fmt::format("rcoord: lock '{}' is not held by this token", a.name));
@@ -160,7 +161,7 @@ int run_status(Context& ctx, const LockArgs& a) {
 
 int run_break(Context& ctx, const LockArgs& a) {
   if (redlock_verbs::active(ctx)) return redlock_verbs::break_lock(ctx, a.name);
-  auto r = lock::break_lock(ctx.conn(), ctx.keys(), a.name);
+  auto r = lock::break_lock(ctx.conn(), ctx.keys(), a.name, ctx.who());
   ctx.out().emit(r);
   if (!r.broken) ctx.out().note(fmt::format("rcoord: lock '{}' was not held", a.name));
   return r.broken ? kYes : kNo;

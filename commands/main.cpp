@@ -19,6 +19,7 @@
 #include "context.hpp"
 #include "elect_command.hpp"
 #include "errors.hpp"
+#include "history_command.hpp"
 #include "limit_command.hpp"
 #include "lock_command.hpp"
 #include "metrics_command.hpp"
@@ -114,6 +115,7 @@ constexpr Command kCommands[] = {
     {"elect", rcoord::cmd::add_elect},     {"signal", rcoord::cmd::add_signal},
     {"latch", rcoord::cmd::add_latch},     {"top", rcoord::cmd::add_top},
     {"metrics", rcoord::cmd::add_metrics}, {"rm", rcoord::cmd::add_rm},
+    {"history", rcoord::cmd::add_history},
 };
 
 // The command word of argv (`lock` in `rcoord -p 6379 lock acquire x`), or "".
@@ -300,7 +302,7 @@ int run(int argc, char** argv) {
   for (auto* sub : app.get_subcommands({})) {
     const std::string& name = sub->get_name();
     bool ops = name == "ping" || name == "doctor" || name == "ls" || name == "top" ||
-               name == "metrics" || name == "rm";
+               name == "metrics" || name == "rm" || name == "history";
     sub->group(ops ? "Operator commands" : "Primitives");
   }
 

@@ -353,7 +353,8 @@ int run_dead(Context& ctx, const QueueArgs& a) {
 }
 
 int run_replay(Context& ctx, const QueueArgs& a) {
-  queue::Counted r{"replayed", a.name, queue::replay(ctx.conn(), ctx.keys(), a.name, a.items)};
+  queue::Counted r{"replayed", a.name,
+                   queue::replay(ctx.conn(), ctx.keys(), a.name, a.items, ctx.who())};
   ctx.out().emit(r);
   if (r.count == 0) {
     ctx.out().note(fmt::format("rcoord: no dead message to replay in queue '{}'", a.name));
@@ -363,8 +364,8 @@ int run_replay(Context& ctx, const QueueArgs& a) {
 }
 
 int run_purge(Context& ctx, const QueueArgs& a) {
-  ctx.out().emit(
-      queue::Counted{"purged", a.name, queue::purge(ctx.conn(), ctx.keys(), a.name, a.dead)});
+  ctx.out().emit(queue::Counted{"purged", a.name,
+                                queue::purge(ctx.conn(), ctx.keys(), a.name, a.dead, ctx.who())});
   return kYes;
 }
 

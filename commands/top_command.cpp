@@ -11,6 +11,8 @@
 #include "duration.hpp"
 #include "elect_command.hpp"
 #include "errors.hpp"
+#include "history.hpp"
+#include "history_command.hpp"
 #include "inventory.hpp"
 #include "limit_command.hpp"
 #include "live.hpp"
@@ -81,6 +83,21 @@ std::vector<std::string> status_lines(Context& ctx, const std::string& type,
     }
   }
   return split_lines(text);
+}
+
+// How many of an object's latest events its detail shows.
+constexpr std::int64_t kDetailEvents = 10;
+
+// The latest events of the object (SPEC §5 history), as `rcoord history` prints them; empty
+// for the types that keep none.
+std::vector<std::string> history_lines(Context& ctx, const std::string& type,
+                                       const std::string& name) {
+  if (type != "lock" && type != "sem" && type != "elect" && type != "queue") return {};
+  auto page =
+      history::read(ctx.conn(), ctx.keys().history(type, name), std::nullopt, kDetailEvents);
+  std::vector<std::string> lines;
+  for (const auto& e : page.events) lines.push_back(history_line(e));
+  return lines;
 }
 
 std::string clock_now() {
@@ -188,6 +205,7 @@ class TopScreen {
         if (row->object.type == detail_type_ && row->object.name == detail_name_) d.row = row;
       }
       d.status = detail_status_;
+      d.history = detail_history_;
       d.message = detail_message_;
       d.now = now;
       screen_.draw(top::render_detail(d, screen_.cols(), screen_.rows()));
@@ -206,15 +224,16 @@ class TopScreen {
     screen_.draw(top::render_list(l, screen_.cols(), screen_.rows()));
   }
 
-  // The detail of the chosen object: its type's status. (When objects keep a history (SPEC
-  // §5), its latest events are read here too and shown after the status.)
+  // The detail of the chosen object: its type's status, then its latest events.
   void read_detail() {
     detail_message_.clear();
     try {
       detail_status_ = status_lines(ctx_, detail_type_, detail_name_);
+      detail_history_ = history_lines(ctx_, detail_type_, detail_name_);
     } catch (const Error& e) {
       if (e.code() != kServer) throw;
       detail_status_.clear();
+      detail_history_.clear();
       detail_message_ = fmt::format("cannot read its status: {}", e.what());
     }
   }
@@ -331,6 +350,7 @@ class TopScreen {
   std::string detail_type_;
   std::string detail_name_;
   std::vector<std::string> detail_status_;
+  std::vector<std::string> detail_history_;
   std::string detail_message_;
 };
 

@@ -225,12 +225,28 @@ std::vector<std::string> render_detail(const DetailScreen& screen, int width, in
     lines.push_back(fit("left:     " + c[4], width, false));
     lines.push_back(fit("changed:  " + (c[5] == "-" ? c[5] : c[5] + " ago"), width, false));
   }
+  auto room = static_cast<std::size_t>(std::max(height, 2) - 1);
+  // The events get the bottom of the screen, at most half of it; the status what is left.
+  std::vector<std::string> events;
+  if (!screen.history.empty()) {
+    std::size_t shown = std::min(screen.history.size(), std::max<std::size_t>(room / 2, 3) - 2);
+    events.emplace_back();
+    events.push_back(fit("history (latest last):", width, false));
+    for (auto it = screen.history.end() - static_cast<std::ptrdiff_t>(shown);
+         it != screen.history.end(); ++it) {
+      events.push_back(fit("  " + *it, width, false));
+    }
+  }
   if (!screen.status.empty()) {
     lines.emplace_back();
     lines.push_back(fit(fmt::format("rcoord {} status:", screen.type), width, false));
     for (const auto& s : screen.status) lines.push_back(fit("  " + escape_text(s), width, false));
   }
-  auto room = static_cast<std::size_t>(std::max(height, 2) - 1);
+  if (!events.empty()) {
+    std::size_t keep = room > events.size() ? room - events.size() : 0;
+    if (lines.size() > keep) lines.resize(keep);
+    lines.insert(lines.end(), events.begin(), events.end());
+  }
   if (lines.size() > room) lines.resize(room);
   while (lines.size() < room) lines.emplace_back();
   std::string footer =

@@ -58,6 +58,9 @@ struct DetailScreen {
   std::string name;
   const live::Row* row = nullptr;   ///< nullptr: it was not found by the last pass
   std::vector<std::string> status;  ///< what its type's status verb prints, line by line
+  /// Its latest events, as `rcoord history` prints them (oldest first). When the screen is
+  /// short, the status is cut before them: what just happened matters most.
+  std::vector<std::string> history{};
   std::string message;
   live::Clock::time_point now;
 };

@@ -83,13 +83,16 @@ Campaign campaign(Connection& conn, const Keys& keys, std::string_view name,
   result.id = opts.id;
   // The wake list goes to the script too, which refuses it when it holds another type.
   std::string wake_key = keys.aux(kType, name, "wake");
-  Args script_keys{keys.object(kType, name), keys.aux(kType, name, "term"), wake_key};
+  Args script_keys{keys.object(kType, name), keys.aux(kType, name, "term"), wake_key,
+                   keys.history(kType, name), keys.aux(kType, name, "taken")};
   Args args{opts.id,
             std::to_string(opts.ttl.count()),
             channel(keys, name),
             opts.exclusive ? "1" : "0",
             opts.token.empty() ? random_token() : opts.token,
-            opts.who};
+            opts.who,
+            std::to_string(keys.history_cap())};
+  result.who = opts.who;
 
   auto start = Clock::now();
   Millis backoff = kFirstBackoff;
@@ -127,9 +130,14 @@ Resigned resign(Connection& conn, const Keys& keys, std::string_view name,
                 const ResignOptions& opts) {
   check_name("election", name);
   check_id(opts.id);
-  Reply r = eval(conn, lua::kElectResign, {keys.object(kType, name), keys.aux(kType, name, "wake")},
-                 {opts.id, opts.term ? std::to_string(*opts.term) : std::string(), opts.token,
-                  channel(keys, name)});
+  Args args{opts.id, opts.term ? std::to_string(*opts.term) : std::string(), opts.token,
+            channel(keys, name)};
+  Args recorded = history::ending_args(keys, opts.ending);
+  args.insert(args.end(), recorded.begin(), recorded.end());
+  Reply r = eval(conn, lua::kElectResign,
+                 {keys.object(kType, name), keys.aux(kType, name, "wake"),
+                  keys.history(kType, name), keys.aux(kType, name, "taken")},
+                 args);
   Resigned out;
   out.name = std::string(name);
   out.id = opts.id;
@@ -228,8 +236,12 @@ Lease lease(Connection& conn, const Keys& keys, const Campaign& won, const std::
       [&conn, &keys, name = won.name, id = won.id, term = won.term, ttl] {
         return renew(conn, keys, name, id, term, ttl);
       },
-      [&conn, &keys, name = won.name, id = won.id, term = won.term, token] {
-        resign(conn, keys, name, {id, term, token});
+      [&conn, &keys, name = won.name, id = won.id, term = won.term, token, who = won.who,
+       waited = won.waited_ms](const Ending& ending) {
+        Ending recorded = ending;
+        recorded.who = who;
+        recorded.waited_ms = waited;
+        resign(conn, keys, name, {id, term, token, recorded});
       });
 }
 

@@ -17,6 +17,7 @@
 
 #include "connection.hpp"
 #include "duration.hpp"
+#include "history.hpp"
 #include "identity.hpp"
 #include "keys.hpp"
 #include "lease.hpp"
@@ -46,6 +47,8 @@ struct Campaign {
   std::string leader_id;  ///< who leads (== id when leader)
   /// When the request that took it was sent (not printed): its lease counts from there.
   std::chrono::steady_clock::time_point sent{};
+  /// Who campaigned (CampaignOptions::who; not printed): its give-back's history says so.
+  std::string who{};
 };
 
 /// Becomes leader of `name`, waiting up to opts.wait; a waiting candidate sleeps in BLPOP
@@ -65,6 +68,7 @@ struct ResignOptions {
   std::string id;
   std::optional<std::int64_t> term;
   std::string token;
+  Ending ending{};  ///< what the history records (`resigned`, a `run` form's `lost`...)
 };
 
 struct Resigned {

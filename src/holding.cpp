@@ -22,6 +22,12 @@ void settle_quietly(Millis timeout, const HoldObserver& on_event, Fn&& settle) {
   }
 }
 
+void give_back(Lease& lease, const HoldingOptions& opts, const HoldObserver& on_event,
+               const Ending& ending) {
+  settle_quietly(opts.give_back_timeout, on_event,
+                 [&](Clock::time_point deadline) { lease.give_back(ending, deadline); });
+}
+
 }  // namespace
 
 int run_holding(Lease& lease, const HoldingOptions& opts, const HoldObserver& on_event) {
@@ -29,11 +35,12 @@ int run_holding(Lease& lease, const HoldingOptions& opts, const HoldObserver& on
   SuperviseResult result = supervise(opts.supervise, lease);
   if (result.lost) {
     on_event({HoldEvent::Kind::kLost, result.lost_reason});
-    // Exact by token: harmless if someone else holds it now.
-    settle_quietly(opts.give_back_timeout, on_event, lease.give_back);
+    // Exact by token: harmless if someone else holds it now. The history learns of the loss.
+    give_back(lease, opts, on_event, {.how = Ending::How::kLost, .exit_code = kLost});
     return kLost;
   }
   if (result.timed_out) on_event({HoldEvent::Kind::kTimedOut, {}});
+  int code = result.timed_out ? kTimedOut : result.exit_code;
   auto held_for = std::chrono::duration_cast<Millis>(Clock::now() - started);
   if (lease.keep && opts.min_hold > held_for) {
     // Kept until --min-hold has passed, so that a host whose cron fires late finds it busy.
@@ -41,9 +48,11 @@ int run_holding(Lease& lease, const HoldingOptions& opts, const HoldObserver& on
       lease.keep(opts.min_hold - held_for, deadline);
     });
   } else {
-    settle_quietly(opts.give_back_timeout, on_event, lease.give_back);
+    give_back(lease, opts, on_event,
+              {.how = result.timed_out ? Ending::How::kTimedOut : Ending::How::kGivenBack,
+               .exit_code = code});
   }
-  return result.timed_out ? kTimedOut : result.exit_code;
+  return code;
 }
 
 }  // namespace rcoord

@@ -456,9 +456,10 @@ void scan_node(Connection& node, const Keys& keys, const Query& query, const std
       std::string suffix;
       if (!parse_key(reply_string(page->element[i]), keys.prefix(), type, name, suffix)) continue;
       if (!known_type(type)) continue;
-      // A fence, term or id counter alone is what rm leaves of an object: only another of its
-      // keys makes it one (with states, the probe checks that again, as of its own read).
-      if (removal::is_kept_counter(type, suffix)) continue;
+      // A fence, term or id counter alone is what rm leaves of an object, and a history what
+      // an object leaves once it ends: only another of its keys makes it one (with states,
+      // the probe checks that again, as of its own read).
+      if (removal::leaves_no_object(type, suffix)) continue;
       if (!query.pattern.empty() && !glob_match(query.pattern, name)) continue;
       std::string seen_key = type;
       seen_key += '\0';

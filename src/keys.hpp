@@ -12,7 +12,8 @@ namespace rcoord {
 
 class Keys {
  public:
-  explicit Keys(std::string prefix = "rcoord:") : prefix_(std::move(prefix)) {}
+  explicit Keys(std::string prefix = "rcoord:", int history = 100)
+      : prefix_(std::move(prefix)), history_(history) {}
 
   /// The main key of an object: `<prefix>{<type>:<name>}`.
   std::string object(std::string_view type, std::string_view name) const {
@@ -33,10 +34,18 @@ class Keys {
     key += suffix;
     return key;
   }
+  /// The event log of an object (SPEC §5 history): a stream on its hash tag.
+  std::string history(std::string_view type, std::string_view name) const {
+    return aux(type, name, "history");
+  }
   const std::string& prefix() const { return prefix_; }
+  /// How many events each object's history keeps (--history); 0: none are recorded. It
+  /// travels with the key layout because every script that changes an object appends there.
+  int history_cap() const { return history_; }
 
  private:
   std::string prefix_;
+  int history_;
 };
 
 /// Throws Error(kUsage) when an object name cannot be used (empty).

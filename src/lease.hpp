@@ -11,6 +11,7 @@
 
 #include "connection.hpp"
 #include "duration.hpp"
+#include "history.hpp"
 
 namespace rcoord {
 
@@ -24,10 +25,11 @@ struct Lease {
   /// false: lost (someone else holds it, or it is gone). May throw Error(kConnection):
   /// retried until the stop point.
   std::function<bool(Clock::time_point deadline)> renew;
-  /// Gives it back: exact (by token), harmless when it is no longer ours. Waits for no
+  /// Gives it back: exact (by token), harmless when it is no longer ours, recording in the
+  /// history how it ended (`ending`: the primitive adds who and the wait). Waits for no
   /// replica acknowledgement and for nothing past `deadline`. Throws Error. Empty: it is
   /// settled another way (a queue message is acked or nacked).
-  std::function<void(Clock::time_point deadline)> give_back;
+  std::function<void(const Ending& ending, Clock::time_point deadline)> give_back;
   /// Keeps it `rest` longer from now instead of giving it back (`lock run --min-hold`), as
   /// give_back waits. Empty: it cannot be kept.
   std::function<void(Millis rest, Clock::time_point deadline)> keep;
@@ -38,7 +40,8 @@ struct Lease {
 /// replicas: a give-back that a failover loses only leaves a lease to expire by its TTL).
 /// `conn` must outlive the lease.
 Lease connection_lease(Connection& conn, Millis ttl, Lease::Clock::time_point taken_at,
-                       std::function<bool()> renew, std::function<void()> give_back,
+                       std::function<bool()> renew,
+                       std::function<void(const Ending& ending)> give_back,
                        std::function<void(Millis rest)> keep = {});
 
 }  // namespace rcoord

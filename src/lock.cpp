@@ -43,7 +43,8 @@ Args lock_keys(const Keys& keys, std::string_view name) {
   return {keys.object(kType, name),         keys.aux(kType, name, "fence"),
           keys.aux(kType, name, "wake"),    keys.aux(kType, name, "readers"),
           keys.aux(kType, name, "writers"), keys.aux(kType, name, "rwait"),
-          keys.aux(kType, name, "rfence"),  keys.aux(kType, name, "rwho")};
+          keys.aux(kType, name, "rfence"),  keys.aux(kType, name, "rwho"),
+          keys.history(kType, name),        keys.aux(kType, name, "taken")};
 }
 
 std::string reader_wake_prefix(const Keys& keys, std::string_view name) {
@@ -61,8 +62,16 @@ Acquired acquire(Connection& conn, const Keys& keys, std::string_view name,
   Args k = lock_keys(keys, name);
   const Script& script = opts.shared ? lua::kLockAcquireShared : lua::kLockAcquire;
   std::string wake_key = opts.shared ? reader_wake_prefix(keys, name) + token : k[2];
-  Args args{token, std::to_string(opts.ttl.count()), opts.wait ? "1" : "0",
-            std::to_string(kWaiterLife.count()), opts.who};
+  // Without --wait a busy answer is the call's last: the script records it (a waiter's
+  // `busy` is recorded once, when it gives up).
+  Args args{token,
+            std::to_string(opts.ttl.count()),
+            opts.wait ? "1" : "0",
+            std::to_string(kWaiterLife.count()),
+            opts.who,
+            std::to_string(keys.history_cap()),
+            opts.wait || !opts.busy_is_final ? "0" : "1"};
+  result.who = opts.who;
 
   auto start = Clock::now();
   for (;;) {
@@ -81,7 +90,9 @@ Acquired acquire(Connection& conn, const Keys& keys, std::string_view name,
     if (!opts.wait) return result;
     Millis left = opts.wait == Millis::max() ? Millis::max() : *opts.wait - since(start);
     if (left.count() <= 0) {
-      release(conn, keys, name, token);  // withdraw, and pass on a wake-up we may have taken
+      // Withdraw (the history records `busy`), and pass on a wake-up we may have taken.
+      release(conn, keys, name, token,
+              {.how = Ending::How::kWithdrawn, .who = opts.who, .waited_ms = result.waited_ms});
       return result;
     }
     // Sleep until a release wakes us, the holder's lease runs out, or the heartbeat is due.
@@ -92,11 +103,14 @@ Acquired acquire(Connection& conn, const Keys& keys, std::string_view name,
   }
 }
 
-bool release(Connection& conn, const Keys& keys, std::string_view name, std::string_view token) {
+bool release(Connection& conn, const Keys& keys, std::string_view name, std::string_view token,
+             const Ending& ending) {
   check_name("lock", name);
-  Reply r = eval(
-      conn, lua::kLockRelease, lock_keys(keys, name),
-      {std::string(token), reader_wake_prefix(keys, name), std::to_string(kWaiterLife.count())});
+  Args args{std::string(token), reader_wake_prefix(keys, name),
+            std::to_string(kWaiterLife.count())};
+  Args recorded = history::ending_args(keys, ending);
+  args.insert(args.end(), recorded.begin(), recorded.end());
+  Reply r = eval(conn, lua::kLockRelease, lock_keys(keys, name), args);
   return reply_integer(r.get()) == 1;
 }
 
@@ -158,10 +172,12 @@ Status decode_status(const redisReply* r) {
   return s;
 }
 
-Broken break_lock(Connection& conn, const Keys& keys, std::string_view name) {
+Broken break_lock(Connection& conn, const Keys& keys, std::string_view name,
+                  const std::string& who) {
   check_name("lock", name);
   Reply r = eval(conn, lua::kLockBreak, lock_keys(keys, name),
-                 {reader_wake_prefix(keys, name), std::to_string(kWaiterLife.count())});
+                 {reader_wake_prefix(keys, name), std::to_string(kWaiterLife.count()),
+                  std::to_string(keys.history_cap()), who});
   Broken b;
   b.name = std::string(name);
   b.token = reply_string(r.get());
@@ -179,7 +195,13 @@ Lease lease(Connection& conn, const Keys& keys, const Acquired& taken, Millis tt
       [&conn, &keys, name = taken.name, token = taken.token, ttl] {
         return extend(conn, keys, name, token, ttl).extended;
       },
-      [&conn, &keys, name = taken.name, token = taken.token] { release(conn, keys, name, token); },
+      [&conn, &keys, name = taken.name, token = taken.token, who = taken.who,
+       waited = taken.waited_ms](const Ending& ending) {
+        Ending recorded = ending;
+        recorded.who = who;
+        recorded.waited_ms = waited;
+        release(conn, keys, name, token, recorded);
+      },
       [&conn, &keys, name = taken.name, token = taken.token](Millis rest) {
         extend(conn, keys, name, token, rest);
       });

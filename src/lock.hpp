@@ -7,7 +7,8 @@
 /// pushes to and waiting writers BLPOP; `…:readers` zset reader -> lease deadline;
 /// `…:rfence` hash reader -> fence; `…:rwho` hash reader -> who took it; `…:writers` / `…:rwait`
 /// zsets of waiting writers / readers -> heartbeat deadline; `…:rwake:<token>` one waiting reader's
-/// wake-up list.
+/// wake-up list; `…:history` stream of its events and `…:taken` the writer's open take (for
+/// `expired`), see history.hpp.
 
 #include <chrono>
 #include <cstdint>
@@ -18,6 +19,7 @@
 
 #include "connection.hpp"
 #include "duration.hpp"
+#include "history.hpp"
 #include "identity.hpp"
 #include "keys.hpp"
 #include "lease.hpp"
@@ -31,6 +33,9 @@ struct AcquireOptions {
   std::string token;           ///< empty: 128 random bits
   bool shared = false;         ///< a reader: many at once, never with a writer
   std::string who{};           ///< who takes it: pack() of identity.hpp ("" records none)
+  /// Without wait, a busy answer ends the call and the history records `busy`; false for a
+  /// caller that tries again itself (a Redlock's rounds), which records it when it stops.
+  bool busy_is_final = true;
 };
 
 /// Member names are the JSON fields of SPEC §3.
@@ -45,6 +50,8 @@ struct Acquired {
   bool refreshed = false;
   /// When the request that took it was sent (not printed): its lease counts from there.
   std::chrono::steady_clock::time_point sent{};
+  /// Who took it (AcquireOptions::who; not printed): its give-back's history says so.
+  std::string who{};
 };
 
 /// Takes `name`, waiting up to opts.wait; a waiter sleeps in BLPOP on a wake list and is
@@ -54,8 +61,11 @@ struct Acquired {
 Acquired acquire(Connection& conn, const Keys& keys, std::string_view name,
                  const AcquireOptions& opts);
 
-/// True if released; false if `token` does not hold it (as writer or reader).
-bool release(Connection& conn, const Keys& keys, std::string_view name, std::string_view token);
+/// True if released; false if `token` does not hold it (as writer or reader). `ending` is
+/// what the history records: `released` with its exit code and wait, a withdrawn waiter's
+/// `busy`, a `run` form's `lost` or `timeout`.
+bool release(Connection& conn, const Keys& keys, std::string_view name, std::string_view token,
+             const Ending& ending = {});
 
 struct Extended {
   bool extended = false;
@@ -105,8 +115,10 @@ struct Broken {
   std::string token;         ///< the writer that held it ("" when readers did)
   std::int64_t readers = 0;  ///< how many readers held it
 };
-/// Deletes the lock whoever holds it (operator override) and wakes a waiter.
-Broken break_lock(Connection& conn, const Keys& keys, std::string_view name);
+/// Deletes the lock whoever holds it (operator override) and wakes a waiter; the history
+/// records it as `broken` by `who` (pack()).
+Broken break_lock(Connection& conn, const Keys& keys, std::string_view name,
+                  const std::string& who = {});
 
 /// The lease of the lock `taken` (acquired with a TTL of `ttl`), for a command run while
 /// holding it: renewed by extend() to `ttl`, given back by release(), kept by extend().

@@ -33,14 +33,14 @@ constexpr std::size_t kMaxBatchBytes = 8u << 20;
 // purge and replay work through long sets this many at a time (the scripts' own bound).
 constexpr std::int64_t kChunk = 1000;
 
-// The nine keys every queue script takes, in the order of their KEYS contract.
+// The ten keys every queue script takes, in the order of their KEYS contract.
 Args queue_keys(const Keys& keys, std::string_view name) {
   check_name("queue", name);
-  return {keys.object(kType, name),         keys.aux(kType, name, "ready"),
-          keys.aux(kType, name, "delayed"), keys.aux(kType, name, "inflight"),
-          keys.aux(kType, name, "dead"),    keys.aux(kType, name, "attempts"),
-          keys.aux(kType, name, "wake"),    keys.aux(kType, name, "seq"),
-          keys.aux(kType, name, "consumer")};
+  return {keys.object(kType, name),          keys.aux(kType, name, "ready"),
+          keys.aux(kType, name, "delayed"),  keys.aux(kType, name, "inflight"),
+          keys.aux(kType, name, "dead"),     keys.aux(kType, name, "attempts"),
+          keys.aux(kType, name, "wake"),     keys.aux(kType, name, "seq"),
+          keys.aux(kType, name, "consumer"), keys.history(kType, name)};
 }
 
 void check_id(std::string_view id) {
@@ -111,7 +111,8 @@ Popped pop(Connection& conn, const Keys& keys, std::string_view name, const PopO
             std::to_string(opts.ack_timeout ? opts.ack_timeout->count() : 0),
             std::to_string(opts.max_attempts),
             opts.wait ? "1" : "0",
-            opts.who};
+            opts.who,
+            std::to_string(keys.history_cap())};
   Popped result;
   result.name = std::string(name);
   auto start = Clock::now();
@@ -157,7 +158,7 @@ NackState nack(Connection& conn, const Keys& keys, std::string_view name, std::s
   if (opts.delay.count() < 0) throw Error(kUsage, "--delay must not be negative", "use e.g. 30s");
   Reply r = eval(conn, lua::kQueueNack, k,
                  {std::string(id), std::to_string(opts.attempt), std::to_string(opts.delay.count()),
-                  opts.uncounted ? "1" : "0"});
+                  opts.uncounted ? "1" : "0", std::to_string(keys.history_cap())});
   switch (reply_integer(r.get())) {
     case 1:
       return NackState::kReady;
@@ -180,19 +181,22 @@ bool extend(Connection& conn, const Keys& keys, std::string_view name, std::stri
 }
 
 Stats stats(Connection& conn, const Keys& keys, std::string_view name) {
-  Reply r = eval(conn, lua::kQueueStats, queue_keys(keys, name), {});
+  Reply r =
+      eval(conn, lua::kQueueStats, queue_keys(keys, name), {std::to_string(keys.history_cap())});
   return decode_stats(r.get());
 }
 
 Call stats_call(const Keys& keys, std::string_view name) {
-  return script_call(lua::kQueueStats, queue_keys(keys, name), {});
+  return script_call(lua::kQueueStats, queue_keys(keys, name),
+                     {std::to_string(keys.history_cap())});
 }
 
 std::vector<Message> peek(Connection& conn, const Keys& keys, std::string_view name,
                           std::int64_t count) {
   Args k = queue_keys(keys, name);
   check_positive("--count", count);
-  Reply r = eval(conn, lua::kQueuePeek, k, {std::to_string(count)});
+  Reply r =
+      eval(conn, lua::kQueuePeek, k, {std::to_string(count), std::to_string(keys.history_cap())});
   return decode_messages(r.get(), "queue_peek");
 }
 
@@ -221,17 +225,20 @@ std::vector<Message> dead(Connection& conn, const Keys& keys, std::string_view n
                           std::int64_t offset, std::int64_t count) {
   Args k = queue_keys(keys, name);
   check_positive("--count", count);
-  Reply r = eval(conn, lua::kQueueDead, k, {std::to_string(offset), std::to_string(count)});
+  Reply r =
+      eval(conn, lua::kQueueDead, k,
+           {std::to_string(offset), std::to_string(count), std::to_string(keys.history_cap())});
   return decode_messages(r.get(), "queue_dead");
 }
 
 std::int64_t replay(Connection& conn, const Keys& keys, std::string_view name,
-                    const std::vector<std::string>& ids) {
+                    const std::vector<std::string>& ids, const std::string& who) {
   Args k = queue_keys(keys, name);
+  const Args recorded{std::to_string(keys.history_cap()), who};
   std::int64_t total = 0;
   if (ids.empty()) {
     for (;;) {
-      std::int64_t n = reply_integer(eval(conn, lua::kQueueReplay, k, {}).get());
+      std::int64_t n = reply_integer(eval(conn, lua::kQueueReplay, k, recorded).get());
       total += n;
       if (n == 0) return total;
     }
@@ -239,19 +246,23 @@ std::int64_t replay(Connection& conn, const Keys& keys, std::string_view name,
   for (std::size_t i = 0; i < ids.size(); i += static_cast<std::size_t>(kChunk)) {
     auto end = ids.begin() + static_cast<std::ptrdiff_t>(
                                  std::min(ids.size(), i + static_cast<std::size_t>(kChunk)));
-    Args chunk(ids.begin() + static_cast<std::ptrdiff_t>(i), end);
-    for (const auto& id : chunk) check_id(id);
+    Args chunk = recorded;
+    chunk.insert(chunk.end(), ids.begin() + static_cast<std::ptrdiff_t>(i), end);
+    for (std::size_t j = recorded.size(); j < chunk.size(); ++j) check_id(chunk[j]);
     total += reply_integer(eval(conn, lua::kQueueReplay, k, chunk).get());
   }
   return total;
 }
 
-std::int64_t purge(Connection& conn, const Keys& keys, std::string_view name, bool dead_only) {
+std::int64_t purge(Connection& conn, const Keys& keys, std::string_view name, bool dead_only,
+                   const std::string& who) {
   Args k = queue_keys(keys, name);
   std::int64_t total = 0;
   for (;;) {
-    std::int64_t n =
-        reply_integer(eval(conn, lua::kQueuePurge, k, {dead_only ? "dead" : "waiting"}).get());
+    std::int64_t n = reply_integer(
+        eval(conn, lua::kQueuePurge, k,
+             {dead_only ? "dead" : "waiting", std::to_string(keys.history_cap()), who})
+            .get());
     total += n;
     if (n < kChunk) return total;
   }

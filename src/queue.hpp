@@ -116,13 +116,15 @@ std::vector<Message> dead(Connection& conn, const Keys& keys, std::string_view n
                           std::int64_t offset, std::int64_t count);
 
 /// Puts dead messages back on the ready list with a fresh delivery count: those in `ids`
-/// (others are skipped), or all when `ids` is empty. Returns how many.
+/// (others are skipped), or all when `ids` is empty. Returns how many. The history records
+/// `replayed` by `who` (pack()).
 std::int64_t replay(Connection& conn, const Keys& keys, std::string_view name,
-                    const std::vector<std::string>& ids);
+                    const std::vector<std::string>& ids, const std::string& who = {});
 
 /// Deletes the dead messages (`dead_only`), or the waiting ones (ready and delayed); never
-/// those in flight. Returns how many.
-std::int64_t purge(Connection& conn, const Keys& keys, std::string_view name, bool dead_only);
+/// those in flight. Returns how many. The history records `purged` by `who` (pack()).
+std::int64_t purge(Connection& conn, const Keys& keys, std::string_view name, bool dead_only,
+                   const std::string& who = {});
 
 // Pure decoders of the scripts' replies (no I/O), for tests and fuzzing. All throw
 // Error(kServer) for a reply of another shape.

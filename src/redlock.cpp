@@ -139,11 +139,11 @@ struct Redlock::Attempt {
 };
 
 Redlock::Attempt Redlock::try_once(std::string_view name, const std::string& token, Millis ttl,
-                                   const std::string& who) {
+                                   const std::string& who, bool last) {
   Attempt a;
   auto start = Clock::now();
   a.started = start;
-  lock::AcquireOptions once{ttl, std::nullopt, token, false, who};
+  lock::AcquireOptions once{ttl, std::nullopt, token, false, who, last};
   auto grants = on_all(
       conns_, [&](std::size_t, Connection& c) { return lock::acquire(c, keys_, name, once); });
   std::int64_t top_fence = 0;
@@ -209,7 +209,8 @@ Acquired Redlock::acquire(std::string_view name, const lock::AcquireOptions& opt
   std::string token = opts.token.empty() ? random_token() : opts.token;
   auto start = Clock::now();
   for (int attempt = 0;; ++attempt) {
-    Attempt a = try_once(name, token, opts.ttl, opts.who);
+    // Only a try without --wait is the last: a wait that runs out records its `busy` below.
+    Attempt a = try_once(name, token, opts.ttl, opts.who, !opts.wait);
     result.lock.waited_ms = since(start).count();
     result.votes.acquired_on = a.granted;
     if (a.failure) rethrow(*a.failure);
@@ -237,7 +238,14 @@ Acquired Redlock::acquire(std::string_view name, const lock::AcquireOptions& opt
       return result;
     }
     Millis left = *opts.wait == Millis::max() ? Millis::max() : *opts.wait - since(start);
-    if (left.count() <= 0) return result;
+    if (left.count() <= 0) {
+      Ending gave_up{
+          .how = Ending::How::kWithdrawn, .who = opts.who, .waited_ms = result.lock.waited_ms};
+      on_all(conns_, [&](std::size_t, Connection& c) {
+        return lock::release(c, keys_, name, token, gave_up);
+      });
+      return result;
+    }
     Millis delay = std::min(retry_delay(attempt, a.holder_left), left);
     if (!signals::sleep_until(Clock::now() + delay)) {
       throw Error(kInterrupted, fmt::format("interrupted while waiting for lock '{}'", name),
@@ -370,6 +378,44 @@ Broken Redlock::break_lock(std::string_view name) {
   return b;
 }
 
+std::vector<history::Event> Redlock::history(std::string_view name,
+                                             std::optional<std::int64_t> since_ms,
+                                             std::optional<std::int64_t> limit) {
+  check_name("lock", name);
+  std::string key = keys_.history("lock", name);
+  auto pages = on_all(conns_, [&](std::size_t, Connection& c) {
+    return history::read(c, key, since_ms, std::nullopt).events;
+  });
+  require_quorum(conns_, pages);
+  // One event, as each node that recorded it has it.
+  struct Copies {
+    history::Event event;
+    std::vector<std::int64_t> at;
+  };
+  std::map<std::pair<std::string, std::string>, Copies> seen;
+  for (const auto& page : pages) {
+    if (!page.answered()) continue;
+    for (const auto& e : *page.value) {
+      auto& copies = seen[{e.event, e.token}];
+      if (copies.at.empty()) copies.event = e;
+      copies.at.push_back(e.at);
+    }
+  }
+  std::vector<history::Event> out;
+  for (auto& [what, copies] : seen) {
+    if (static_cast<int>(copies.at.size()) < quorum()) continue;
+    std::sort(copies.at.begin(), copies.at.end());
+    copies.event.at = copies.at[static_cast<std::size_t>(quorum() - 1)];
+    out.push_back(std::move(copies.event));
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.at < b.at; });
+  if (limit && out.size() > static_cast<std::size_t>(*limit)) {
+    out.erase(out.begin(), out.end() - *limit);
+  }
+  return out;
+}
+
 Lease Redlock::lease(const Acquired& taken, Millis ttl) {
   std::string name = taken.lock.name;
   std::string token = taken.lock.token;
@@ -378,7 +424,9 @@ Lease Redlock::lease(const Acquired& taken, Millis ttl) {
     return extend(name, token, ttl, deadline).lock.extended;
   };
   // Every node has a short timeout of its own: a give-back never waits long.
-  held.give_back = [this, name, token](Lease::Clock::time_point) { release(name, token); };
+  held.give_back = [this, name, token](const Ending&, Lease::Clock::time_point) {
+    release(name, token);
+  };
   held.keep = [this, name, token](Millis rest, Lease::Clock::time_point) {
     extend(name, token, rest);
   };

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -106,10 +107,19 @@ class Redlock {
   /// Redlock must outlive it.
   Lease lease(const Acquired& taken, Millis ttl);
 
+  /// The history of lock `name` as a majority of the nodes has it (each node keeps its own):
+  /// an event counts when a quorum of nodes recorded it (the same event and token), at the
+  /// time the quorum-th of them did; oldest first, only those at or after `since_ms` when
+  /// given, of those the newest `limit` when given. Throws Error(kConnection) when fewer than
+  /// a quorum answered.
+  std::vector<history::Event> history(std::string_view name, std::optional<std::int64_t> since_ms,
+                                      std::optional<std::int64_t> limit);
+
  private:
   struct Attempt;
+  /// One round over all nodes; `last`: a busy answer ends the call (the nodes record it).
   Attempt try_once(std::string_view name, const std::string& token, Millis ttl,
-                   const std::string& who);
+                   const std::string& who, bool last);
   void release_everywhere(std::string_view name, const std::string& token);
 
   std::vector<Connection> conns_;

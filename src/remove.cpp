@@ -16,24 +16,39 @@ namespace {
 struct Suffix {
   std::string_view suffix;  ///< "" for the main key
   std::string_view kind;
-  bool kept = false;
+  bool kept = false;    ///< a counter rm keeps
+  bool record = false;  ///< what happened to it (its history), not its state: rm deletes it,
+                        ///< but alone it is no object
 };
 
 // Each type's keys, in the order of its scripts' KEYS (src/lua/rm.lua reads some by
 // position: a lock's readers are KEYS[3] of what goes, a queue's in-flight zset KEYS[4]).
 const std::vector<Suffix>* layout(std::string_view type) {
-  static const std::vector<Suffix> kLock = {
-      {"", "hash"},        {"fence", "string", true}, {"wake", "list"},   {"readers", "zset"},
-      {"writers", "zset"}, {"rwait", "zset"},         {"rfence", "hash"}, {"rwho", "hash"}};
+  static const std::vector<Suffix> kLock = {{"", "hash"},
+                                            {"fence", "string", true},
+                                            {"wake", "list"},
+                                            {"readers", "zset"},
+                                            {"writers", "zset"},
+                                            {"rwait", "zset"},
+                                            {"rfence", "hash"},
+                                            {"rwho", "hash"},
+                                            {"history", "stream", false, true},
+                                            {"taken", "string", false, true}};
   static const std::vector<Suffix> kSem = {
-      {"", "zset"},      {"permits", "hash"}, {"queue", "zset"}, {"alive", "zset"},
-      {"wants", "hash"}, {"seq", "string"},   {"meta", "hash"},  {"who", "hash"}};
-  static const std::vector<Suffix> kElect = {
-      {"", "hash"}, {"term", "string", true}, {"wake", "list"}};
+      {"", "zset"},      {"permits", "hash"}, {"queue", "zset"},
+      {"alive", "zset"}, {"wants", "hash"},   {"seq", "string"},
+      {"meta", "hash"},  {"who", "hash"},     {"history", "stream", false, true}};
+  static const std::vector<Suffix> kElect = {{"", "hash"},
+                                             {"term", "string", true},
+                                             {"wake", "list"},
+                                             {"history", "stream", false, true},
+                                             {"taken", "string", false, true}};
   static const std::vector<Suffix> kQueue = {
-      {"", "hash"},         {"ready", "list"},       {"delayed", "zset"},
-      {"inflight", "zset"}, {"dead", "zset"},        {"attempts", "hash"},
-      {"wake", "list"},     {"seq", "string", true}, {"consumer", "hash"}};
+      {"", "hash"},         {"ready", "list"},
+      {"delayed", "zset"},  {"inflight", "zset"},
+      {"dead", "zset"},     {"attempts", "hash"},
+      {"wake", "list"},     {"seq", "string", true},
+      {"consumer", "hash"}, {"history", "stream", false, true}};
   // A limit's keys are those of each rate it may be checked with (object_keys, below).
   static const std::vector<Suffix> kLimit = {};
   static const std::vector<Suffix> kBloom = {{"", "hash"}};
@@ -77,7 +92,7 @@ std::vector<ObjectKey> object_keys(const Keys& keys, std::string_view type, std:
   }
   for (const auto& s : *suffixes) {
     out.push_back({s.suffix.empty() ? keys.object(type, name) : keys.aux(type, name, s.suffix),
-                   s.kind, s.kept});
+                   s.kind, s.kept, s.record});
   }
   return out;
 }
@@ -134,25 +149,26 @@ Removed remove(Connection& conn, const Keys& keys, std::string_view type, std::s
               "stop the writers, then run rm again");
 }
 
-bool is_kept_counter(std::string_view type, std::string_view suffix) {
+bool leaves_no_object(std::string_view type, std::string_view suffix) {
   const auto* suffixes = layout(type);
   if (suffixes == nullptr || suffix.empty()) return false;
-  return std::any_of(suffixes->begin(), suffixes->end(),
-                     [suffix](const Suffix& s) { return s.kept && s.suffix == suffix; });
+  return std::any_of(suffixes->begin(), suffixes->end(), [suffix](const Suffix& s) {
+    return (s.kept || s.record) && s.suffix == suffix;
+  });
 }
 
 std::optional<Args> presence_command(const Keys& keys, std::string_view type,
                                      std::string_view name) {
   Args exists{"EXISTS"};
-  bool has_counter = false;
+  bool has_other = false;
   for (const auto& k : object_keys(keys, type, name)) {
-    if (k.kept) {
-      has_counter = true;
+    if (k.kept || k.record) {
+      has_other = true;
     } else {
       exists.push_back(k.key);
     }
   }
-  if (!has_counter || exists.size() == 1) return std::nullopt;
+  if (!has_other || exists.size() == 1) return std::nullopt;
   return exists;
 }
 

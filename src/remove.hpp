@@ -23,6 +23,7 @@ struct ObjectKey {
   std::string key;
   std::string_view kind;  ///< the Redis type rcoord keeps there ("" when any)
   bool kept = false;      ///< a counter that rm leaves (fence, term, ids)
+  bool record = false;    ///< its history: rm removes it, but alone it is no object
 };
 
 /// The fixed keys of object `name` of type tag `type` (every type `ls --type` knows), kept
@@ -53,16 +54,17 @@ struct Removed {
 Removed remove(Connection& conn, const Keys& keys, std::string_view type, std::string_view name,
                const Options& opts);
 
-/// The EXISTS over the keys of object `name` that rm removes, when its type has a counter rm
-/// keeps (lock, elect, queue): its reply 0 means nothing is left but that counter, so `ls`
+/// The EXISTS over the keys of object `name` that make it an object, when its type has others
+/// (a counter rm keeps, a history): its reply 0 means nothing is left but those, so `ls`
 /// skips the object. nullopt for the other types.
 std::optional<Args> presence_command(const Keys& keys, std::string_view type,
                                      std::string_view name);
 
 /// Whether the auxiliary key `suffix` (what follows `}:`; "" for the main key) of an object of
-/// type `type` is a counter rm keeps. Found alone, it is no object: `ls` skips such a key, so
-/// that an object rm removed is not listed, not even by `ls --names` (which reads no state).
-bool is_kept_counter(std::string_view type, std::string_view suffix);
+/// type `type` is a counter rm keeps or its history. Found alone, it is no object: `ls` skips
+/// such a key, so that an object rm removed, or one that ended, is not listed, not even by
+/// `ls --names` (which reads no state).
+bool leaves_no_object(std::string_view type, std::string_view suffix);
 
 /// Whether object `name` has nothing left but the counters rm keeps (presence_command).
 bool only_counters_left(Connection& conn, const Keys& keys, std::string_view type,

@@ -33,7 +33,8 @@ Args sem_keys(const Keys& keys, std::string_view name) {
   return {keys.object(kType, name),       keys.aux(kType, name, "permits"),
           keys.aux(kType, name, "queue"), keys.aux(kType, name, "alive"),
           keys.aux(kType, name, "wants"), keys.aux(kType, name, "seq"),
-          keys.aux(kType, name, "meta"),  keys.aux(kType, name, "who")};
+          keys.aux(kType, name, "meta"),  keys.aux(kType, name, "who"),
+          keys.history(kType, name)};
 }
 
 std::string wake_prefix(const Keys& keys, std::string_view name) {
@@ -67,7 +68,10 @@ Taken take(Connection& conn, const Keys& keys, std::string_view name, const Take
             opts.wait ? "1" : "0",
             std::to_string(kTicketLife.count()),
             wake,
-            opts.who};
+            opts.who,
+            std::to_string(keys.history_cap()),
+            opts.wait ? "0" : "1"};  // without --wait a busy answer is the last: recorded
+  result.who = opts.who;
 
   auto start = Clock::now();
   for (;;) {
@@ -83,7 +87,9 @@ Taken take(Connection& conn, const Keys& keys, std::string_view name, const Take
     if (!opts.wait) return result;
     Millis left = opts.wait == Millis::max() ? Millis::max() : *opts.wait - since(start);
     if (left.count() <= 0) {
-      release(conn, keys, name, token);  // leave the queue: nobody waits for us any more
+      // Leave the queue: nobody waits for us any more (the history records `busy`).
+      release(conn, keys, name, token,
+              {.how = Ending::How::kWithdrawn, .who = opts.who, .waited_ms = result.waited_ms});
       return result;
     }
     // Woken by a release that makes room for us, or after a heartbeat to stay in the queue.
@@ -92,11 +98,13 @@ Taken take(Connection& conn, const Keys& keys, std::string_view name, const Take
   }
 }
 
-bool release(Connection& conn, const Keys& keys, std::string_view name, std::string_view token) {
+bool release(Connection& conn, const Keys& keys, std::string_view name, std::string_view token,
+             const Ending& ending) {
   check_name("semaphore", name);
-  Reply r =
-      eval(conn, lua::kSemRelease, sem_keys(keys, name),
-           {std::string(token), wake_prefix(keys, name), std::to_string(kTicketLife.count())});
+  Args args{std::string(token), wake_prefix(keys, name), std::to_string(kTicketLife.count())};
+  Args recorded = history::ending_args(keys, ending);
+  args.insert(args.end(), recorded.begin(), recorded.end());
+  Reply r = eval(conn, lua::kSemRelease, sem_keys(keys, name), args);
   return reply_integer(r.get()) == 1;
 }
 
@@ -153,7 +161,13 @@ Lease lease(Connection& conn, const Keys& keys, const Taken& taken, Millis ttl) 
       [&conn, &keys, name = taken.name, token = taken.token, ttl] {
         return refresh(conn, keys, name, token, ttl);
       },
-      [&conn, &keys, name = taken.name, token = taken.token] { release(conn, keys, name, token); });
+      [&conn, &keys, name = taken.name, token = taken.token, who = taken.who,
+       waited = taken.waited_ms](const Ending& ending) {
+        Ending recorded = ending;
+        recorded.who = who;
+        recorded.waited_ms = waited;
+        release(conn, keys, name, token, recorded);
+      });
 }
 
 }  // namespace rcoord::semaphore

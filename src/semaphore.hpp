@@ -17,6 +17,7 @@
 
 #include "connection.hpp"
 #include "duration.hpp"
+#include "history.hpp"
 #include "identity.hpp"
 #include "keys.hpp"
 #include "lease.hpp"
@@ -47,6 +48,8 @@ struct Taken {
   std::int64_t waited_ms = 0;
   /// When the request that took it was sent (not printed): its lease counts from there.
   std::chrono::steady_clock::time_point sent{};
+  /// Who took it (TakeOptions::who; not printed): its give-back's history says so.
+  std::string who{};
 };
 
 /// Takes opts.permits of `limit` permits, waiting up to opts.wait in arrival order.
@@ -56,7 +59,10 @@ struct Taken {
 Taken take(Connection& conn, const Keys& keys, std::string_view name, const TakeOptions& opts);
 
 /// Gives back `token`'s permits (or withdraws its queued ticket). True if it held a live lease.
-bool release(Connection& conn, const Keys& keys, std::string_view name, std::string_view token);
+/// `ending` is what the history records (`released`, a withdrawn waiter's `busy`, a `run`
+/// form's `lost` or `timeout`).
+bool release(Connection& conn, const Keys& keys, std::string_view name, std::string_view token,
+             const Ending& ending = {});
 
 /// Extends a live holder's lease to `ttl` from now. False if `token` holds nothing.
 bool refresh(Connection& conn, const Keys& keys, std::string_view name, std::string_view token,

@@ -156,6 +156,15 @@ constexpr GlobalOption kGlobalOptions[] = {
              "(default: $RCOORD_NOTE, else a link to the CI run when in CI)",
      .type_name = "TEXT",
      .field = &O::note},
+    {.key = "history",
+     .names = "--history",
+     .help = "Events each lock, semaphore, election and queue keeps in its history, for "
+             "`rcoord history` (0 records none)",
+     .type_name = "N",
+     .field = &O::history,
+     .check = Check::kDecimalRange,
+     .min = 0,
+     .max = kMaxHistory},
 };
 
 const GlobalOption* find_global_option(std::string_view key) {
@@ -231,6 +240,7 @@ class Resolver {
     resolve_prefix();
     resolve_wait_replicas();
     resolve_note();
+    resolve_history();
     resolve_output();
     if (opts_.urls.size() > 1) {
       resolve_redlock_endpoints();
@@ -296,6 +306,14 @@ class Resolver {
       settings_.wait_replicas = opts_.wait_replicas;
     } else if (auto w = from_config("wait-replicas")) {
       settings_.wait_replicas = parse_int("wait-replicas in the config file", *w, kMaxWaitReplicas);
+    }
+  }
+
+  void resolve_history() {
+    if (given("history")) {
+      settings_.history = opts_.history;
+    } else if (auto h = from_config("history")) {
+      settings_.history = parse_int("history in the config file", *h, kMaxHistory);
     }
   }
 

@@ -24,6 +24,10 @@ namespace rcoord {
 constexpr int kMaxPort = 65535;
 constexpr int kMaxDb = 1'000'000;
 constexpr int kMaxWaitReplicas = 1000;
+/// Events an object's history keeps by default, and at most (--history): the take scripts
+/// read back through it to notice a lease that expired, so it stays small.
+constexpr int kDefaultHistory = 100;
+constexpr int kMaxHistory = 10'000;
 
 /// The global options as given on the command line (raw text; resolved later).
 struct GlobalOptions {
@@ -55,6 +59,7 @@ struct GlobalOptions {
   std::string sentinel_master;
   int wait_replicas = 0;
   std::string note;
+  int history = kDefaultHistory;
 
   /// The keys (GlobalOption::key) of the options the command line gave: the fields of the
   /// others hold defaults that must not outrank the environment or the config file.
@@ -106,6 +111,8 @@ struct Settings {
   /// What every take records as its note (SPEC §5): --note, $RCOORD_NOTE, `note` in the
   /// config file, else a link to the CI run when in CI; may be empty.
   std::string note;
+  /// How many events each object's history keeps (SPEC §5 history); 0 records none.
+  int history = kDefaultHistory;
 };
 
 /// What resolution reads besides the command line and the config file: the environment

@@ -4,21 +4,27 @@
 -- same id belongs to another process (or to one that died, whose command may still run).
 -- ARGV[5] is the campaigning process's token, stored with a new leadership only, so that a
 -- process interrupted mid-request can give back exactly what it may have won.
--- KEYS[1] leader hash {id, term, token, who, acquired_at} whose TTL is the lease, KEYS[2] term counter, KEYS[3]
--- wake list a waiting candidate blocks on (same hash tag)
+-- KEYS[1] leader hash {id, term, token, who, acquired_at} whose TTL is the lease, KEYS[2] term
+-- counter, KEYS[3] wake list a waiting candidate blocks on, KEYS[4] history stream, KEYS[5] the
+-- leader's open take (for `expired`; lib/history.lua) (same hash tag)
 -- ARGV[1] id, ARGV[2] ttl_ms, ARGV[3] change channel, ARGV[4] exclusive '1' | '0', ARGV[5] token,
 -- ARGV[6] who campaigns (src/identity.hpp's pack()): a new leadership keeps it in `who`, with
--- the server time it began in `acquired_at`
+-- the server time it began in `acquired_at`, ARGV[7] events the history keeps (0: none)
 -- returns {1, term, ttl_ms, id} leader | {0, term, leader_ttl_ms, leader_id} not leader
 -- Announcement: 'L <term> <ttl_ms> <id>'.
 -- @lib clock
+-- @lib history
 local leader = object_field(1, 'id', 'election')
-check_types({false, 'string', 'list'})
+check_types({false, 'string', 'list', 'stream', 'string'})
 if not leader then
+  local cap, who = tonumber(ARGV[7] or '0'), ARGV[6] or ''
+  history_expired(KEYS[5], KEYS[4], cap, 'id', 'term')
   local term = redis.call('INCR', KEYS[2])
-  redis.call('HSET', KEYS[1], 'id', ARGV[1], 'term', term, 'token', ARGV[5], 'who', ARGV[6] or '',
+  redis.call('HSET', KEYS[1], 'id', ARGV[1], 'term', term, 'token', ARGV[5], 'who', who,
              'acquired_at', server_ms())
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  history_add(KEYS[4], cap, 'elected', who, 'id', ARGV[1], 'term', term)
+  history_open(KEYS[5], cap, ARGV[1], who, term)
   redis.call('PUBLISH', ARGV[3], 'L ' .. term .. ' ' .. ARGV[2] .. ' ' .. ARGV[1])
   return {1, term, tonumber(ARGV[2]), ARGV[1]}
 end

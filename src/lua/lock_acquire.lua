@@ -2,29 +2,35 @@
 -- KEYS[1] lock hash {token, fence, acquired_at (server ms)}, KEYS[2] fence counter, KEYS[3] writers' wake list,
 -- KEYS[4] readers zset (token -> lease deadline), KEYS[5] waiting writers zset (token ->
 -- heartbeat deadline), KEYS[6] waiting readers zset, KEYS[7] readers' fences hash, KEYS[8]
--- readers' identities hash
+-- readers' identities hash, KEYS[9] history stream, KEYS[10] the writer's open take
 -- (all under one {hash tag}; times in ms of server time)
 -- ARGV[1] token, ARGV[2] ttl_ms, ARGV[3] 1 when the caller will wait, ARGV[4] heartbeat ms,
--- ARGV[5] who takes it (src/identity.hpp's pack(), kept in the hash's `who`)
+-- ARGV[5] who takes it (src/identity.hpp's pack(), kept in the hash's `who`), ARGV[6] events
+-- the history keeps (0: none recorded), ARGV[7] 1 when a busy answer is the call's last (a try
+-- without --wait: recorded as `busy`; a waiter records it when it gives up)
 -- returns {1, fence, ttl_ms, refreshed} when acquired (refreshed: 1 when the token already held
 -- it, 0 when newly taken) | {0, 0, remaining_ms of the holders} when busy
 -- @lib clock
+-- @lib history
 -- @lib lock
 local token, ttl, waiting, heartbeat = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', tonumber(ARGV[4])
+local who, cap, last_try = ARGV[5] or '', tonumber(ARGV[6] or '0'), ARGV[7] == '1'
 local holder = lock_holder()
 if holder == token then
   redis.call('PEXPIRE', KEYS[1], ttl)
   return {1, tonumber(redis.call('HGET', KEYS[1], 'fence')), ttl, 1}
 end
 local now = server_ms()
-redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+lock_drop_expired(holder, now, cap)
 redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
 
 if not holder and redis.call('ZCARD', KEYS[4]) == 0 then
   local fence = redis.call('INCR', KEYS[2])
-  redis.call('HSET', KEYS[1], 'token', token, 'fence', fence, 'acquired_at', now, 'who', ARGV[5] or '')
+  redis.call('HSET', KEYS[1], 'token', token, 'fence', fence, 'acquired_at', now, 'who', who)
   redis.call('PEXPIRE', KEYS[1], ttl)
   redis.call('ZREM', KEYS[5], token)
+  history_add(KEYS[9], cap, 'acquired', who, 'token', token, 'fence', fence)
+  history_open(KEYS[10], cap, token, who, fence)
   return {1, fence, ttl, 0}
 end
 -- Busy. A writer that will wait says so: from now on no new reader gets in before it.
@@ -32,6 +38,7 @@ if waiting then
   redis.call('ZADD', KEYS[5], now + heartbeat, token)
   redis.call('PEXPIRE', KEYS[5], heartbeat * 2)
 end
+if last_try then lock_record_busy(cap, who, token) end
 if holder then return {0, 0, redis.call('PTTL', KEYS[1])} end
 local last = redis.call('ZRANGE', KEYS[4], -1, -1, 'WITHSCORES')
 return {0, 0, tonumber(last[2]) - now}

@@ -2,18 +2,22 @@
 -- KEYS as lock_acquire (lock hash, fence counter, writers' wake list, readers zset, waiting
 -- writers zset, waiting readers zset, readers' fences hash, readers' identities hash).
 -- ARGV[1] token, ARGV[2] ttl_ms, ARGV[3] 1 when the caller will wait, ARGV[4] heartbeat ms,
--- ARGV[5] who takes it (kept with the server time of the take in the identities hash)
+-- ARGV[5] who takes it (kept with the server time of the take in the identities hash), ARGV[6]
+-- events the history keeps (0: none recorded), ARGV[7] 1 when a busy answer is the call's
+-- last (recorded as `busy`)
 -- returns {1, fence, ttl_ms, refreshed} when acquired (refreshed: 1 when the token already was a
 -- reader, 0 when newly taken) | {0, 0, remaining_ms of the holders} when busy
 -- A reader is refused while a writer holds the lock or any writer is waiting for it, so a
 -- stream of readers cannot starve a writer.
 -- @lib clock
+-- @lib history
 -- @lib lock
 -- @lib holder
 local token, ttl, waiting, heartbeat = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', tonumber(ARGV[4])
+local who, cap, last_try = ARGV[5] or '', tonumber(ARGV[6] or '0'), ARGV[7] == '1'
 local holder = lock_holder()
 local now = server_ms()
-redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+lock_drop_expired(holder, now, cap)
 redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
 redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now)
 
@@ -29,7 +33,8 @@ if mine or (not holder and redis.call('ZCARD', KEYS[5]) == 0) then
   if not mine then
     fence = redis.call('INCR', KEYS[2])
     redis.call('HSET', KEYS[7], token, fence)
-    redis.call('HSET', KEYS[8], token, holder_record(ARGV[5], now))
+    redis.call('HSET', KEYS[8], token, holder_record(who, now))
+    history_add(KEYS[9], cap, 'acquired', who, 'token', token, 'mode', 'shared', 'fence', fence)
   end
   redis.call('ZADD', KEYS[4], now + ttl, token)
   redis.call('ZREM', KEYS[6], token)
@@ -42,6 +47,7 @@ if waiting then
   redis.call('ZADD', KEYS[6], now + heartbeat, token)
   keep(KEYS[6], now + heartbeat)
 end
+if last_try then lock_record_busy(cap, who, token) end
 if holder then return {0, 0, redis.call('PTTL', KEYS[1])} end
 -- No writer holds it, but a writer waits and goes first: the readers' longest lease is
 -- how long that can take (0 when only the waiting writer is in the way).

@@ -1,19 +1,32 @@
 -- lock_break: operator override; delete the lock whoever holds it (writer and readers), and
 -- wake the waiters.
 -- KEYS as lock_acquire (lock hash, fence counter, writers' wake list, readers zset, waiting
--- writers zset, waiting readers zset, readers' fences hash, readers' identities hash).
--- ARGV[1] prefix of the readers' wake lists, ARGV[2] heartbeat ms
+-- writers zset, waiting readers zset, readers' fences hash, readers' identities hash, history
+-- stream, the writer's open take).
+-- ARGV[1] prefix of the readers' wake lists, ARGV[2] heartbeat ms, ARGV[3] events the history
+-- keeps (0: none recorded), ARGV[4] who breaks it
 -- returns the token of the writer that held it | 'readers:N' | '' when it was free
 -- @lib clock
+-- @lib history
 -- @lib lock
 local rwake, heartbeat = ARGV[1], tonumber(ARGV[2])
+local cap, who = tonumber(ARGV[3] or '0'), ARGV[4]
 local holder = lock_holder()
 local now = server_ms()
-redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+lock_drop_expired(holder, now, cap)
 local readers = redis.call('ZCARD', KEYS[4])
 local was = ''
 if holder then was = holder elseif readers > 0 then was = 'readers:' .. readers end
 if was == '' then return '' end
+if holder then
+  local taken = redis.call('HMGET', KEYS[1], 'who', 'acquired_at', 'fence')
+  local at = tonumber(taken[2] or '')
+  history_add(KEYS[9], cap, 'broken', who, 'token', holder, 'fence', taken[3], 'held_by', taken[1],
+              'held_ms', at and now - at)
+else
+  history_add(KEYS[9], cap, 'broken', who, 'mode', 'shared', 'readers', readers)
+end
+history_close(KEYS[10])
 redis.call('DEL', KEYS[1], KEYS[4], KEYS[7], KEYS[8])
 redis.call('DEL', KEYS[3])
 redis.call('RPUSH', KEYS[3], '1')

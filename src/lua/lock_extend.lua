@@ -4,6 +4,7 @@
 -- ARGV[1] token, ARGV[2] ttl_ms
 -- returns {1, fence} extended | {0, 0} not held by the token
 -- @lib clock
+-- @lib history
 -- @lib lock
 local token, ttl = ARGV[1], tonumber(ARGV[2])
 local holder = lock_holder()

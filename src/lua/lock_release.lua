@@ -1,18 +1,28 @@
 -- lock_release: give the lock back if ARGV[1] holds it (as the writer or as a reader), and
 -- wake who may take it next; a waiter that gives up leaves the waiting sets here too.
 -- KEYS as lock_acquire (lock hash, fence counter, writers' wake list, readers zset, waiting
--- writers zset, waiting readers zset, readers' fences hash, readers' identities hash).
--- ARGV[1] token, ARGV[2] prefix of the readers' wake lists (same {hash tag}), ARGV[3] heartbeat ms
+-- writers zset, waiting readers zset, readers' fences hash, readers' identities hash, history
+-- stream, the writer's open take).
+-- ARGV[1] token, ARGV[2] prefix of the readers' wake lists (same {hash tag}), ARGV[3] heartbeat
+-- ms, ARGV[4] events the history keeps (0: none recorded), ARGV[5] who calls, ARGV[6] how the
+-- hold ends: '' given back, 'withdraw' (a waiter that gives up: recorded as `busy` when it did
+-- not hold it), 'lost' or 'timeout' (a `run` form: recorded first, then the give-back),
+-- ARGV[7] the exit code of a `run` form ('' for none), ARGV[8] ms it waited for the take ('')
 -- returns 1 released | 0 not held by the token
 -- Whenever the lock is free afterwards, waiters are woken even if nothing was released: a
 -- caller that gives up waiting may have taken the last wake-up, and passing it on costs one
 -- spurious retry at most.
 -- @lib clock
+-- @lib history
 -- @lib lock
 local token, rwake, heartbeat = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local cap, who, how, exit_code, waited = tonumber(ARGV[4] or '0'), ARGV[5], ARGV[6] or '', ARGV[7], ARGV[8]
 local holder = lock_holder()
 local now = server_ms()
-redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+lock_drop_expired(holder, now, cap)
+if how == 'lost' or how == 'timeout' then
+  history_add(KEYS[9], cap, how, who, 'token', token, 'exit_code', exit_code)
+end
 redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
 redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now)
 redis.call('ZREM', KEYS[5], token)
@@ -21,13 +31,25 @@ redis.call('DEL', rwake .. token)
 
 local released = 0
 if holder == token then
+  local taken = redis.call('HMGET', KEYS[1], 'who', 'acquired_at', 'fence')
   redis.call('DEL', KEYS[1])
   holder = false
   released = 1
+  local at = tonumber(taken[2] or '')
+  history_add(KEYS[9], cap, 'released', taken[1], 'token', token, 'fence', taken[3],
+              'held_ms', at and now - at, 'exit_code', exit_code, 'waited_ms', waited)
+  history_close(KEYS[10])
 elseif redis.call('ZREM', KEYS[4], token) == 1 then
+  local reader_who, at = string.match(redis.call('HGET', KEYS[8], token) or '', '^(.*)\31(%d+)$')
+  at = tonumber(at)
+  history_add(KEYS[9], cap, 'released', reader_who, 'token', token, 'mode', 'shared', 'fence',
+              redis.call('HGET', KEYS[7], token), 'held_ms', at and now - at, 'exit_code', exit_code,
+              'waited_ms', waited)
   redis.call('HDEL', KEYS[7], token)
   redis.call('HDEL', KEYS[8], token)
   released = 1
+elseif how == 'withdraw' then
+  lock_record_busy(cap, who, token, waited)
 end
 
 if not holder then

@@ -10,6 +10,7 @@
 -- record when: an older rcoord); who: what the taker packed ('' from an older rcoord);
 -- waiting: writers and readers waiting for it (their heartbeat not yet run out).
 -- @lib clock
+-- @lib history
 -- @lib lock
 -- @lib holder
 local holder = lock_holder()

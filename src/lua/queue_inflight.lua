@@ -7,6 +7,7 @@
 -- lease (0 when it ran out and is reclaimed by the next pop), who '' and the times -1 for a
 -- message an older rcoord leased
 -- @lib clock
+-- @lib history
 -- @lib queue
 -- @lib holder
 check_queue_keys()

@@ -3,13 +3,15 @@
 -- KEYS[1] messages hash (id -> message), KEYS[2] ready list of ids, KEYS[3] delayed zset
 -- (id by due time, ms), KEYS[4] in-flight zset (id by lease deadline, ms), KEYS[5] dead zset
 -- (id by time of death, ms), KEYS[6] attempts hash (id -> 'deliveries/max'), KEYS[7] wake
--- list, KEYS[8] id counter, KEYS[9] consumers hash (id -> who .. '\31' .. leased_at);
--- all of one {hash tag}
+-- list, KEYS[8] id counter, KEYS[9] consumers hash (id -> who .. '\31' .. leased_at), KEYS[10]
+-- history stream; all of one {hash tag}
 -- ARGV[1] id, ARGV[2] the delivery (attempt) it must be, or 0 for whichever is current,
 -- ARGV[3] delay ms, ARGV[4] '1': give it back uncounted, at the head (the consumer stopped
--- before it started the work, so this delivery did not happen)
+-- before it started the work, so this delivery did not happen), ARGV[5] events the history
+-- keeps (0: none recorded)
 -- returns 0 not in flight | 1 ready | 2 delayed | 3 dead
 -- @lib clock
+-- @lib history
 -- @lib queue
 check_queue_keys()
 local now = server_ms()
@@ -26,6 +28,7 @@ local n, max = attempts_of(id)
 local delay = tonumber(ARGV[3])
 local before = earliest()
 redis.call('ZREM', KEYS[4], id)
+local who = consumer_of(id)
 redis.call('HDEL', KEYS[9], id)
 if ARGV[4] == '1' then
   if n > 1 then
@@ -38,7 +41,7 @@ if ARGV[4] == '1' then
   return 1
 end
 if max > 0 and n >= max then
-  redis.call('ZADD', KEYS[5], now, id)
+  bury(id, now, tonumber(ARGV[5] or '0'), who, n)
   return 3
 end
 if delay > 0 then

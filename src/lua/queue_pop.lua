@@ -2,15 +2,17 @@
 -- KEYS[1] messages hash (id -> message), KEYS[2] ready list of ids, KEYS[3] delayed zset
 -- (id by due time, ms), KEYS[4] in-flight zset (id by lease deadline, ms), KEYS[5] dead zset
 -- (id by time of death, ms), KEYS[6] attempts hash (id -> 'deliveries/max'), KEYS[7] wake
--- list, KEYS[8] id counter, KEYS[9] consumers hash (id -> who .. '\31' .. leased_at);
--- all of one {hash tag}
+-- list, KEYS[8] id counter, KEYS[9] consumers hash (id -> who .. '\31' .. leased_at), KEYS[10]
+-- history stream; all of one {hash tag}
 -- ARGV[1] count, ARGV[2] '1': newest first (LIFO), ARGV[3] lease ms (0: plain pop, the
 -- message is deleted as it is handed out), ARGV[4] max deliveries per message, ARGV[5] '1':
 -- the caller blocks next when this finds nothing (it then owns the wake-up it consumes),
--- ARGV[6] who leases them (src/identity.hpp's pack(); kept while they are in flight)
+-- ARGV[6] who leases them (src/identity.hpp's pack(); kept while they are in flight), ARGV[7]
+-- events the history keeps (0: none recorded)
 -- returns {next_ms, id, message, attempt, id, message, attempt, ...}; next_ms is 0 when more
 -- is ready now, else the ms until the next delayed message or lease is due, -1 if none is
 -- @lib clock
+-- @lib history
 -- @lib queue
 -- @lib holder
 check_queue_keys()
@@ -19,7 +21,8 @@ local now = server_ms()
 local count = tonumber(ARGV[1])
 local lease = tonumber(ARGV[3])
 local max = tonumber(ARGV[4])
-promote(now)
+local cap = tonumber(ARGV[7] or '0')
+promote(now, cap)
 local before = earliest()
 local out = {0}
 local handed = 0
@@ -39,7 +42,7 @@ while handed < count and budget > 0 do
   if message then
     local n = attempts_of(id)
     if n >= max then
-      redis.call('ZADD', KEYS[5], now, id)
+      bury(id, now, cap, ARGV[6], n)
     else
       if lease > 0 then
         redis.call('HSET', KEYS[6], id, (n + 1) .. '/' .. max)

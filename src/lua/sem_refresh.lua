@@ -3,7 +3,7 @@
 -- ARGV[1] token, ARGV[2] ttl_ms
 -- returns 1 refreshed | 0 not a live holder (never held, released, expired or removed)
 -- @lib clock
-check_types({'zset', 'hash', 'zset', 'zset', 'hash', 'string', 'hash', 'hash'}, 'semaphore')
+check_types({'zset', 'hash', 'zset', 'zset', 'hash', 'string', 'hash', 'hash', 'stream'}, 'semaphore')
 local now = server_ms()
 local deadline = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not deadline or tonumber(deadline) <= now then return 0 end

@@ -6,7 +6,7 @@
 -- @lib clock
 -- @lib holder
 local holders, permits, queue, alive, meta = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[7]
-check_types({'zset', 'hash', 'zset', 'zset', 'hash', 'string', 'hash', 'hash'}, 'semaphore')
+check_types({'zset', 'hash', 'zset', 'zset', 'hash', 'string', 'hash', 'hash', 'stream'}, 'semaphore')
 local now = server_ms()
 local out = {tonumber(redis.call('HGET', meta, 'limit') or '0'), 0, 0}
 local used = 0

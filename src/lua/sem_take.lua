@@ -2,36 +2,29 @@
 -- KEYS[1] holders zset (token -> lease deadline, ms of server time), KEYS[2] permits hash
 -- (holder token -> K), KEYS[3] queue zset (ticket token -> arrival number), KEYS[4] alive zset
 -- (ticket -> heartbeat deadline), KEYS[5] wants hash (ticket -> K), KEYS[6] arrival counter,
--- KEYS[7] meta hash {limit}, KEYS[8] who hash (holder token -> who .. '\31' .. acquired_at);
--- all under one {hash tag}. Wake lists are <ARGV[7]><token>.
+-- KEYS[7] meta hash {limit}, KEYS[8] who hash (holder token -> who .. '\31' .. acquired_at),
+-- KEYS[9] history stream; all under one {hash tag}. Wake lists are <ARGV[7]><token>.
 -- ARGV[1] token, ARGV[2] limit, ARGV[3] K, ARGV[4] ttl_ms, ARGV[5] 1 to queue when busy,
 -- ARGV[6] ticket heartbeat ms, ARGV[7] wake-list key prefix (same {hash tag}), ARGV[8] who
--- takes it (src/identity.hpp's pack())
+-- takes it (src/identity.hpp's pack()), ARGV[9] events the history keeps (0: none recorded),
+-- ARGV[10] 1 when a busy answer is the call's last (recorded as `busy`)
 -- returns {1, holders, in_use, 0, permits held} admitted
 --       | {0, holders, in_use, tickets ahead, 0} not admitted
 -- A ticket is admitted only when it and every ticket ahead of it fit together: arrival order
 -- is kept, and a large request is not passed forever by small ones.
 -- @lib clock
 -- @lib holder
+-- @lib history
+-- @lib sem
 local holders, permits, queue, alive, wants, counter, meta =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local token, limit, want, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local may_queue, heartbeat, wake_prefix = ARGV[5] == '1', tonumber(ARGV[6]), ARGV[7]
+local who, cap, last_try = ARGV[8] or '', tonumber(ARGV[9] or '0'), ARGV[10] == '1'
 
-check_types({'zset', 'hash', 'zset', 'zset', 'hash', 'string', 'hash', 'hash'}, 'semaphore')
+check_types({'zset', 'hash', 'zset', 'zset', 'hash', 'string', 'hash', 'hash', 'stream'}, 'semaphore')
 local now = server_ms()
-
--- Holders whose lease ran out and tickets whose waiter stopped refreshing are gone.
-for _, h in ipairs(redis.call('ZRANGEBYSCORE', holders, '-inf', now)) do
-  redis.call('HDEL', permits, h)
-  redis.call('HDEL', KEYS[8], h)
-  redis.call('ZREM', holders, h)
-end
-for _, w in ipairs(redis.call('ZRANGEBYSCORE', alive, '-inf', now)) do
-  redis.call('ZREM', queue, w)
-  redis.call('HDEL', wants, w)
-  redis.call('ZREM', alive, w)
-end
+sem_drop_expired(now, cap)
 
 local function in_use()
   local n = 0
@@ -87,7 +80,8 @@ if used + ahead + want <= limit then
   redis.call('HSET', meta, 'limit', limit)
   redis.call('ZADD', holders, now + ttl, token)
   redis.call('HSET', permits, token, want)
-  redis.call('HSET', KEYS[8], token, holder_record(ARGV[8], now))
+  redis.call('HSET', KEYS[8], token, holder_record(who, now))
+  history_add(KEYS[9], cap, 'taken', who, 'token', token, 'permits', want)
   redis.call('ZREM', queue, token)
   redis.call('ZREM', alive, token)
   redis.call('HDEL', wants, token)
@@ -109,4 +103,5 @@ if may_queue then
   wake_admissible(used)
   keep_alive()
 end
+if last_try then history_add(KEYS[9], cap, 'busy', who, 'token', token, 'permits', want, 'in_use', used) end
 return {0, redis.call('ZCARD', holders), used, ahead_tickets, 0}

@@ -73,6 +73,12 @@ expect 0 "${R[@]}" rm acl-recent-x --type recent
 expect 0 "${R[@]}" lock acquire acl-rm
 expect 0 "${R[@]}" rm acl-rm --type lock --force
 expect 0 "${R[@]}" ls
+# history: the writes are the take scripts' (above); reading, and following, here
+expect 1 "${R[@]}" lock acquire acl-shared --wait 10ms --ttl 1s
+expect 0 "${R[@]}" history acl-lock --type lock
+assert_contains "$OUT" "released"
+expect 0 "${R[@]}" history acl-run --type lock --follow --timeout 100ms
+expect 0 "${R[@]}" history acl-sem --since 1h
 "${R[@]}" signal wait acl-ch --timeout 10s >"$TEST_TMP/signal.out" &
 waiter=$!
 track $waiter

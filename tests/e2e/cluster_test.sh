@@ -231,6 +231,26 @@ assert_contains "$(cat "$TEST_TMP/obs.txt")" $'a\n' "observe (subscribed on the 
 assert_contains "$(cat "$TEST_TMP/obs.txt")" "b" "observe saw b"
 pass "elect: campaign/status/resign/run, observe across nodes"
 
+# --- history: each object's log lives on its own master, found and followed there ----------
+expect 0 "$RCOORD" history "$E"
+assert_lines "$OUT" 4 "elected, resigned, elected, resigned"
+assert_contains "$(sed -n 1p <<<"$OUT")" "elected"
+assert_contains "$(sed -n 4p <<<"$OUT")" "resigned"
+expect 0 "$RCOORD" -o json history "$Q2" --type queue
+assert_contains "$OUT" '"event":"dead"'
+assert_contains "$OUT" '"event":"replayed"'
+assert_contains "$OUT" '"event":"purged"'
+H=$(name_on lock hist "$M2")
+"$RCOORD" history "$H" --type lock --follow --timeout 20s >"$TEST_TMP/follow.txt" &
+follower=$!
+track $follower
+wait_blocked "$M2" 1
+expect 0 "$RCOORD" lock run "$H" -- true
+wait_until 5 grep -q released "$TEST_TMP/follow.txt" || fail "--follow on a cluster: $(cat "$TEST_TMP/follow.txt")"
+kill -INT $follower
+wait $follower || fail "--follow ends with exit 0 on SIGINT"
+pass "history: each object's log on its master; --follow there"
+
 # --- signal -------------------------------------------------------------------------------------
 C2=$(name_on signal deploys "$M2")
 C3=$(name_on signal deploys "$M3")

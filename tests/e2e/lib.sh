@@ -348,7 +348,7 @@ wait_blocked() {
 _blocked_at_least() {
   local port n=0
   for port in $1; do
-    n=$((n + $(redis-cli -p "$port" client list | grep -cE ' cmd=(blpop|blmove) ' || true)))
+    n=$((n + $(redis-cli -p "$port" client list | grep -cE ' cmd=(blpop|blmove|xread) ' || true)))
   done
   [ "$n" -ge "$2" ]
 }

@@ -95,6 +95,20 @@ assert_eq "$(json_field "$(cat "$TEST_TMP/waited.json")" acquired)" true
 expect 1 rl lock acquire held --wait 300ms
 pass "--wait acquires after the release (${took}ms) and gives up in time"
 
+# history: each node keeps its own; the Redlock's is what a majority of them recorded. A
+# wait that ran out is one `busy`, however many rounds it tried.
+expect 0 rl lock acquire hist --ttl 10m
+htoken=$OUT
+expect 1 rl lock acquire hist --wait 300ms
+expect 0 rl lock release hist --token "$htoken"
+expect 0 on 1 lock acquire hist --ttl 10m # one node alone: no majority has it
+expect 0 rl -o json history hist
+events=$(python3 -c 'import json,sys; print(" ".join(json.loads(l)["event"] for l in sys.stdin))' <<<"$OUT")
+assert_eq "$events" "acquired busy released" "the merged history of the Redlock"
+expect 2 rl history hist --follow
+expect 2 rl history hist --type sem
+pass "history: what a majority of nodes recorded; one busy for a wait that ran out"
+
 # a termination signal while waiting aborts at once and leaves nothing behind on any node
 # (SIGTERM: a background job of this non-interactive shell starts with SIGINT ignored)
 # The holder is the waiter above. It took the lock on the nodes that had seen the release when

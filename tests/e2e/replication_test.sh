@@ -55,7 +55,11 @@ expect 0 "$RCOORD" "${SENTINEL[@]}" lock acquire after-failover --ttl 60s
 assert_eq "$(redis-cli -p "$r_PORT" exists 'rcoord:{lock:after-failover}')" 1 \
   "lock on the new master"
 expect 1 "$RCOORD" "${SENTINEL[@]}" lock acquire before-failover
-pass "after SENTINEL FAILOVER the next command reaches the new master"
+# The history went over to the replica with the lock: what happened before, and after.
+expect 0 "$RCOORD" "${SENTINEL[@]}" -o json history before-failover
+assert_contains "$(head -1 <<<"$OUT")" '"event":"acquired"'
+assert_contains "$(tail -1 <<<"$OUT")" '"event":"busy"'
+pass "after SENTINEL FAILOVER the next command reaches the new master, the history with it"
 
 # --- --wait-replicas -------------------------------------------------------------------------
 # The old master rejoins as a replica of the new one.

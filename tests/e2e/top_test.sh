@@ -89,10 +89,12 @@ pass "/ filters by name"
 tmuxc send-keys -t top Enter
 wait_screen "rcoord lock status:"
 wait_screen "token: $token"
+wait_screen "history (latest last):"
+wait_screen "acquired  $(id -un)@"
 tmuxc send-keys -t top Escape
 wait_screen "filter: fresh"
 on_screen "rcoord lock status:" && fail "Escape did not go back to the list"
-pass "Enter shows the chosen object's status, Escape goes back"
+pass "Enter shows the chosen object's status and its latest events, Escape goes back"
 
 tmuxc send-keys -t top q
 terminal_restored

@@ -157,7 +157,8 @@ TEST_CASE("one table of global options: the CLI's names, main's scan, the config
                                                            "--sentinel",
                                                            "--sentinel-master",
                                                            "--wait-replicas",
-                                                           "--note"});
+                                                           "--note",
+                                                           "--history"});
   CHECK_FALSE(rcoord::global_option_takes_value("--url=redis://x"));
   CHECK_FALSE(rcoord::global_option_takes_value("-q"));
   CHECK_FALSE(rcoord::global_option_takes_value("--ttl"));
@@ -176,7 +177,7 @@ TEST_CASE("one table of global options: the CLI's names, main's scan, the config
             "json",          "quiet",         "host",    "port",     "db",
             "user",          "socket",        "tls",     "tls-ca",   "tls-cert",
             "tls-key",       "tls-insecure",  "sni",     "sentinel", "sentinel-master",
-            "wait-replicas", "note"});
+            "wait-replicas", "note",          "history"});
   CHECK(flags ==
         std::vector<std::string>{"json", "quiet", "no-auth-warning", "tls", "tls-insecure"});
 }
@@ -433,6 +434,13 @@ TEST_CASE("wait-replicas: --wait-replicas, then the config file, then 0") {
   CHECK(World().conf("wait-replicas", "3").resolve().wait_replicas == 3);
   CHECK(World().conf("wait-replicas", "1001").refusal() ==
         "bad wait-replicas in the config file '1001'");
+}
+
+TEST_CASE("history: --history, then the config file, then 100; 0 records nothing") {
+  CHECK(World().resolve().history == 100);
+  CHECK(World().given("history", "0").conf("history", "5").resolve().history == 0);
+  CHECK(World().conf("history", "5").resolve().history == 5);
+  CHECK(World().conf("history", "10001").refusal() == "bad history in the config file '10001'");
 }
 
 TEST_CASE("note: --note, then RCOORD_NOTE, then the config file, then the CI run's link") {

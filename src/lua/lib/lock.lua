@@ -1,13 +1,40 @@
 -- lock: the key check every script of a lock shares (spliced in by cmake/EmbedLua.cmake). A
 -- lock is KEYS[1] lock hash, KEYS[2] fence counter, KEYS[3] writers' wake list, KEYS[4]
 -- readers zset, KEYS[5] waiting writers zset, KEYS[6] waiting readers zset, KEYS[7] readers'
--- fences hash, KEYS[8] readers' identities hash (token -> who .. '\31' .. acquired_at).
+-- fences hash, KEYS[8] readers' identities hash (token -> who .. '\31' .. acquired_at), KEYS[9]
+-- history stream, KEYS[10] the writer's open take (both lib/history.lua's, which the
+-- scripts splice in before this one).
 
 -- The token of the writer that holds the lock, or false when no writer does. Refuses first,
 -- before anything is changed, any key of the lock that holds another type (or a lock hash
 -- that is not an rcoord lock's).
 local function lock_holder()
   local holder = object_field(1, 'token', 'lock')
-  check_types({false, 'string', 'list', 'zset', 'zset', 'zset', 'hash', 'hash'})
+  check_types({false, 'string', 'list', 'zset', 'zset', 'zset', 'hash', 'hash', 'stream', 'string'})
   return holder
+end
+
+-- What a script that changes the lock does first: leases that ran out since the last look
+-- are dropped, and recorded as `expired` in the history (keeping `cap` events): the writer's,
+-- when its open take outlived its lock hash (`holder` is false), and each reader's whose
+-- deadline passed.
+local function lock_drop_expired(holder, now, cap)
+  if not holder then history_expired(KEYS[10], KEYS[9], cap, 'token', 'fence') end
+  for _, r in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now)) do
+    local who = string.match(redis.call('HGET', KEYS[8], r) or '', '^(.*)\31%d+$')
+    history_add(KEYS[9], cap, 'expired', who, 'token', r, 'mode', 'shared', 'fence',
+                redis.call('HGET', KEYS[7], r))
+    redis.call('HDEL', KEYS[7], r)
+    redis.call('HDEL', KEYS[8], r)
+  end
+  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+end
+
+-- Records that `who` (taking with `token`) found the lock held: by the writer (`held_by`, its
+-- packed identity) or by readers (how many).
+local function lock_record_busy(cap, who, token, waited_ms)
+  if cap <= 0 then return end
+  local readers = redis.call('ZCARD', KEYS[4])
+  history_add(KEYS[9], cap, 'busy', who, 'token', token, 'held_by', redis.call('HGET', KEYS[1], 'who'),
+              'readers', readers > 0 and readers, 'waited_ms', waited_ms)
 end

@@ -1,0 +1,21 @@
+-- sem: what the scripts that change a semaphore share (spliced in by cmake/EmbedLua.cmake,
+-- after lib/history.lua). KEYS as sem_take: KEYS[1] holders zset, KEYS[2] permits hash,
+-- KEYS[3] queue zset, KEYS[4] alive zset, KEYS[5] wants hash, KEYS[8] who hash, KEYS[9]
+-- history stream.
+
+-- Holders whose lease ran out (recorded as `expired` in the history, keeping `cap` events)
+-- and tickets whose waiter stopped refreshing are gone.
+local function sem_drop_expired(now, cap)
+  for _, h in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)) do
+    local who = string.match(redis.call('HGET', KEYS[8], h) or '', '^(.*)\31%d+$')
+    history_add(KEYS[9], cap, 'expired', who, 'token', h, 'permits', redis.call('HGET', KEYS[2], h))
+    redis.call('HDEL', KEYS[2], h)
+    redis.call('HDEL', KEYS[8], h)
+    redis.call('ZREM', KEYS[1], h)
+  end
+  for _, w in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now)) do
+    redis.call('ZREM', KEYS[3], w)
+    redis.call('HDEL', KEYS[5], w)
+    redis.call('ZREM', KEYS[4], w)
+  end
+end

@@ -1,0 +1,177 @@
+# History (SPEC §5): each lock, semaphore, election and queue keeps a capped, expiring log
+# of its events, appended by the script that made the change; `rcoord history` prints it
+# oldest first, and --follow tails it with a blocking read.
+source "$(dirname "$0")/lib.sh"
+start_redis R
+export RCOORD_URL=$R_URL
+unset RCOORD_NOTE GITHUB_ACTIONS GITLAB_CI CI_JOB_URL BUILDKITE_BUILD_URL BUILDKITE_JOB_ID
+host=$(hostname)
+user=$(id -un)
+
+# events NAME [OPTIONS...]: the event names of NAME's history, one line, oldest first.
+events() {
+  "$RCOORD" -o json history "$@" | python3 -c '
+import json, sys
+print(" ".join(json.loads(line)["event"] for line in sys.stdin))'
+}
+
+# field N FIELD [NAME OPTIONS...]: FIELD of the Nth event (1 = oldest) of NAME's history.
+field() {
+  local n=$1 f=$2
+  shift 2
+  "$RCOORD" -o json history "$@" | python3 -c '
+import json, sys
+lines = [json.loads(l) for l in sys.stdin]
+v = lines[int(sys.argv[1]) - 1].get(sys.argv[2], "")
+print(json.dumps(v) if isinstance(v, (dict, list)) else v)' "$n" "$f"
+}
+
+# --- a lock's scripted sequence ------------------------------------------------------------
+"$RCOORD" lock acquire seq --ttl 1h --note first >"$TEST_TMP/t1" &
+taker=$!
+wait "$taker"
+expect 1 "$RCOORD" lock acquire seq # busy, once
+expect 1 "$RCOORD" lock acquire seq --wait 300ms # busy once, not once per wake-up
+expect 0 "$RCOORD" lock release seq --token "$(cat "$TEST_TMP/t1")"
+"$RCOORD" lock acquire seq --ttl 1h >/dev/null
+"$RCOORD" lock break seq --note "operator" >/dev/null
+"$RCOORD" lock acquire seq --ttl 300ms >/dev/null
+sleep 0.5 # its lease runs out unnoticed ...
+expect 3 "$RCOORD" lock run seq -- sh -c 'exit 3' # ... until this take notices it
+assert_eq "$(events seq)" "acquired busy busy released acquired broken acquired expired acquired released" \
+  "the lock's events, in order"
+assert_eq "$(field 1 pid seq)" "$taker" "acquired: pid of the taker"
+assert_eq "$(field 1 host seq)" "$host" "acquired: host"
+assert_eq "$(field 1 user seq)" "$user" "acquired: user"
+assert_eq "$(field 1 note seq)" "first" "acquired: note"
+assert_eq "$(field 1 fence seq)" "1" "acquired: fence"
+assert_eq "$(field 1 token seq)" "$(cat "$TEST_TMP/t1")" "acquired: token"
+assert_eq "$(field 2 cmd seq)" "lock acquire" "busy: who tried"
+assert_eq "$(field 2 held_by seq | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')" \
+  "$taker" "busy: held by the taker"
+waited=$(field 3 waited_ms seq)
+[ "$waited" -ge 250 ] || fail "a --wait that ran out records how long it waited: $waited"
+[ "$(field 4 held_ms seq)" -ge 0 ] || fail "released: held_ms"
+assert_eq "$(field 6 note seq)" "operator" "broken: by whom"
+assert_eq "$(field 6 fence seq)" "2" "broken: the fence it broke"
+assert_eq "$(field 8 fence seq)" "3" "expired: the lease that ran out"
+assert_eq "$(field 10 exit_code seq)" "3" "a run form's released carries its exit code"
+assert_eq "$(field 10 cmd seq)" "sh" "a run form's cmd is its command"
+[ "$(field 10 waited_ms seq)" -ge 0 ] || fail "a run form's released carries waited_ms"
+[ "$(field 10 held_ms seq)" -ge 0 ] || fail "a run form's released carries held_ms"
+at=$(field 1 at seq)
+[[ "$at" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$ ]] ||
+  fail "at is not RFC 3339 UTC with ms: $at"
+expect 0 "$RCOORD" history seq
+assert_lines "$OUT" 10 "text: one line per event"
+assert_contains "$(sed -n 2p <<<"$OUT")" "busy"
+assert_contains "$(sed -n 2p <<<"$OUT")" "held by $user@$host (pid $taker, lock acquire)"
+assert_contains "$(sed -n 10p <<<"$OUT")" "exit_code=3"
+pass "lock: acquired, busy (once per call), released, broken (by whom), expired (when next noticed), a run's exit code"
+
+# --limit: the newest N; --since: by the server's clock.
+assert_eq "$(events seq --limit 2)" "acquired released" "--limit 2: the two newest, oldest first"
+assert_eq "$(events seq --since 1h --limit 1)" "released" "--since with --limit"
+sleep 0.2
+"$RCOORD" lock acquire seq >/dev/null
+assert_eq "$(events seq --since 150ms)" "acquired" "--since 150ms: only the last event"
+pass "--limit and --since"
+
+# A shared lock's readers, and a run that lost its lock and one that timed out.
+r1=$("$RCOORD" lock acquire shared --shared --ttl 1h)
+expect 1 "$RCOORD" lock acquire shared
+expect 0 "$RCOORD" lock release shared --token "$r1"
+assert_eq "$(events shared)" "acquired busy released" "reader events"
+assert_eq "$(field 1 mode shared)" "shared" "a reader's events say so"
+expect 124 "$RCOORD" lock run slow --max-run 200ms -- sleep 30
+assert_eq "$(events slow)" "acquired timeout released" "a run past --max-run"
+assert_eq "$(field 3 exit_code slow)" "124"
+"$RCOORD" lock run lost --ttl 6s -- sleep 30 2>/dev/null &
+runner=$!
+wait_until 5 "$RCOORD" lock status lost
+"$RCOORD" lock break lost >/dev/null
+set +e
+wait "$runner"
+code=$?
+set -e
+assert_eq "$code" 5 "a run whose lock was broken is lost"
+assert_eq "$(events lost)" "acquired broken lost" "the loser reports the loss"
+assert_eq "$(field 3 exit_code lost)" "5"
+pass "readers; a run's timeout and loss are recorded"
+
+# --- a semaphore, an election and a queue --------------------------------------------------
+t=$("$RCOORD" sem take pool --limit 1 --ttl 300ms)
+expect 1 "$RCOORD" sem take pool --limit 1
+sleep 0.5
+expect 0 "$RCOORD" sem run pool --limit 1 -- true
+assert_eq "$(events pool)" "taken busy expired taken released" "semaphore events"
+assert_eq "$(field 3 token pool)" "$t" "expired: the holder whose lease ran out"
+"$RCOORD" elect campaign leader --id a --ttl 300ms >/dev/null
+sleep 0.5
+expect 0 "$RCOORD" elect run leader --id b -- true
+assert_eq "$(events leader)" "elected expired elected resigned" "election events"
+assert_eq "$(field 2 id leader)" "a" "expired: the leader whose lease ran out"
+assert_eq "$(field 3 term leader)" "2" "elected: the term"
+"$RCOORD" queue push jobs one >/dev/null
+"$RCOORD" queue pop jobs --ack-timeout 100ms --max-attempts 1 >/dev/null
+sleep 0.3
+"$RCOORD" queue stats jobs >/dev/null # notices the lapsed lease: its last delivery
+expect 0 "$RCOORD" queue replay jobs
+expect 0 "$RCOORD" queue purge jobs
+assert_eq "$(events jobs)" "dead replayed purged" "queue events"
+assert_eq "$(field 1 id jobs)" "1" "dead: the message id"
+assert_eq "$(field 1 attempts jobs)" "1" "dead: its deliveries"
+assert_eq "$(field 1 cmd jobs)" "queue pop" "dead: the consumer of its last delivery"
+pass "sem taken/busy/expired/released, elect elected/expired/resigned, queue dead/replayed/purged"
+
+# --- finding the type ----------------------------------------------------------------------
+"$RCOORD" sem take seq --limit 1 >/dev/null
+expect 2 "$RCOORD" history seq
+assert_contains "$ERR" "--type"
+expect 0 "$RCOORD" history seq --type sem
+assert_lines "$OUT" 1
+expect 1 "$RCOORD" history no-such-thing
+pass "a name several types use asks for --type (exit 2); no such object is exit 1"
+
+# --- --history 0, the cap, the expiry ------------------------------------------------------
+"$RCOORD" --history 0 lock acquire quiet >/dev/null
+"$RCOORD" --history 0 lock acquire quiet >/dev/null || true
+assert_eq "$(redis-cli -p "$R_PORT" exists 'rcoord:{lock:quiet}:history')" 0 "--history 0 records nothing"
+for i in 1 2 3 4 5 6 7 8; do "$RCOORD" --history 5 lock acquire capped >/dev/null || true; done
+assert_eq "$(redis-cli -p "$R_PORT" xlen 'rcoord:{lock:capped}:history')" 5 "the log keeps --history events"
+assert_eq "$(events capped)" "busy busy busy busy busy" "the newest are kept"
+ttl=$(redis-cli -p "$R_PORT" pttl 'rcoord:{lock:capped}:history')
+[ "$ttl" -gt $((7 * 86400000 - 60000)) ] && [ "$ttl" -le $((7 * 86400000)) ] ||
+  fail "the log expires 7 days after its newest event: pttl $ttl"
+printf 'history = 2\n' >"$TEST_TMP/config.toml"
+for i in 1 2 3; do "$RCOORD" --config "$TEST_TMP/config.toml" lock acquire configured >/dev/null || true; done
+assert_eq "$(redis-cli -p "$R_PORT" xlen 'rcoord:{lock:configured}:history')" 2 "history in the config file"
+pass "--history 0 records nothing; the log is capped and expires 7 days after its newest event"
+
+# --- --follow ------------------------------------------------------------------------------
+"$RCOORD" -o json history follow --type lock --follow --timeout 20s >"$TEST_TMP/follow" &
+follower=$!
+track "$follower"
+wait_blocked "$R_PORT" 1
+sent=$(now_ms)
+"$RCOORD" lock acquire follow >/dev/null
+wait_until 5 grep -q acquired "$TEST_TMP/follow"
+took=$(($(now_ms) - sent))
+[ "$took" -lt "$(scaled 1000)" ] || fail "--follow printed the event after ${took}ms"
+kill -INT "$follower"
+set +e
+wait "$follower"
+code=$?
+set -e
+assert_eq "$code" 0 "--follow ends with exit 0 on Ctrl-C"
+expect 0 "$RCOORD" history follow --follow --timeout 300ms
+assert_lines "$OUT" 1 "--follow prints the history first"
+pass "--follow prints an event within a second ($took ms), exits 0 on Ctrl-C and at --timeout"
+
+# --- rm takes the history with the object; ls does not list a history alone ---------------
+"$RCOORD" lock release follow --token "$(field 1 token follow)" >/dev/null
+redis-cli -p "$R_PORT" del 'rcoord:{lock:follow}:wake' >/dev/null # what a release leaves for 60s
+expect 1 "$RCOORD" ls follow
+expect 0 "$RCOORD" rm follow --type lock
+assert_eq "$(redis-cli -p "$R_PORT" exists 'rcoord:{lock:follow}:history')" 0 "rm removes the history"
+pass "a history alone is no object for ls; rm removes it"
