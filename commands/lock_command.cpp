@@ -57,14 +57,10 @@ std::string to_text(const Status& r) {
       "held: {}\nname: {}\ntoken: {}\nttl_ms: {}\nfence: {}\nmode: {}\nreaders: {}\n", r.held,
       escape_text(r.name), escape_text(r.token), r.ttl_ms, r.fence, r.mode, r.readers);
   if (r.mode == "exclusive") out += cmd::holder_lines(r.holder);
-  // One line per reader: its token, who took it and for how long.
+  // One line per reader, as sem status lists its holders: its token, lease, since when, who.
   for (const auto& reader : r.reader_list) {
-    std::string who = describe(reader.holder.who);
-    out += fmt::format(
-        "reader: {} {}{}\n", escape_text(reader.token), who.empty() ? "" : escape_text(who) + " ",
-        reader.holder.held_ms >= 0
-            ? fmt::format("held_ms {} ttl_ms {}", reader.holder.held_ms, reader.ttl_ms)
-            : fmt::format("ttl_ms {}", reader.ttl_ms));
+    out += fmt::format("reader: {} ttl_ms={}", escape_text(reader.token), reader.ttl_ms);
+    out += cmd::holder_suffix(reader.holder) + '\n';
   }
   return out;
 }

@@ -103,6 +103,9 @@ notes=$(python3 -c 'import json,sys; print(",".join(sorted(h["note"] for h in js
 assert_eq "$notes" "reader-a,reader-b" "each reader's identity"
 [ "$(python3 -c 'import json,sys; print(sum(1 for h in json.loads(sys.argv[1])["holders"] if h["user"]==sys.argv[2] and h["held_ms"]>=0))' "$OUT" "$user")" = 2 ] ||
   fail "readers without user or held_ms: $OUT"
+expect 0 "$RCOORD" lock status report
+assert_eq "$(grep -c "^reader: [0-9a-f]* ttl_ms=[0-9]* held_ms=[0-9]* by $user@$host (pid [0-9]*, lock acquire)$" <<<"$OUT")" 2 \
+  "text: one reader line each, in sem status's form: $OUT"
 pass "lock status lists each reader of a shared lock with who took it"
 
 "$RCOORD" sem take encoders --limit 3 --note enc-1 >/dev/null &
