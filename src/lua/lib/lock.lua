@@ -20,7 +20,9 @@ end
 -- deadline passed.
 local function lock_drop_expired(holder, now, cap)
   if not holder then history_expired(KEYS[10], KEYS[9], cap, 'token', 'fence') end
-  for _, r in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now)) do
+  local lapsed = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now)
+  if #lapsed == 0 then return end  -- the usual case: no more calls than before histories
+  for _, r in ipairs(lapsed) do
     local who = string.match(redis.call('HGET', KEYS[8], r) or '', '^(.*)\31%d+$')
     history_add(KEYS[9], cap, 'expired', who, 'token', r, 'mode', 'shared', 'fence',
                 redis.call('HGET', KEYS[7], r))
