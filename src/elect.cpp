@@ -238,10 +238,7 @@ Lease lease(Connection& conn, const Keys& keys, const Campaign& won, const std::
       },
       [&conn, &keys, name = won.name, id = won.id, term = won.term, token, who = won.who,
        waited = won.waited_ms](const Ending& ending) {
-        Ending recorded = ending;
-        recorded.who = who;
-        recorded.waited_ms = waited;
-        resign(conn, keys, name, {id, term, token, recorded});
+        resign(conn, keys, name, {id, term, token, ending.of_taker(who, waited)});
       });
 }
 

@@ -31,6 +31,15 @@ struct Ending {
   std::string who{};                        ///< who gives it back (pack()); "" unknown
   std::optional<int> exit_code{};           ///< what a `run` form exits with
   std::optional<std::int64_t> waited_ms{};  ///< how long its take waited
+
+  /// This ending, given back by the taker `who` whose take waited `waited` ms (what a lease
+  /// knows of its take and adds to what run_holding says).
+  Ending of_taker(std::string taker, std::int64_t waited) const {
+    Ending e = *this;
+    e.who = std::move(taker);
+    e.waited_ms = waited;
+    return e;
+  }
 };
 
 namespace history {

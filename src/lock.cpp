@@ -197,10 +197,7 @@ Lease lease(Connection& conn, const Keys& keys, const Acquired& taken, Millis tt
       },
       [&conn, &keys, name = taken.name, token = taken.token, who = taken.who,
        waited = taken.waited_ms](const Ending& ending) {
-        Ending recorded = ending;
-        recorded.who = who;
-        recorded.waited_ms = waited;
-        release(conn, keys, name, token, recorded);
+        release(conn, keys, name, token, ending.of_taker(who, waited));
       },
       [&conn, &keys, name = taken.name, token = taken.token](Millis rest) {
         extend(conn, keys, name, token, rest);

@@ -163,10 +163,7 @@ Lease lease(Connection& conn, const Keys& keys, const Taken& taken, Millis ttl) 
       },
       [&conn, &keys, name = taken.name, token = taken.token, who = taken.who,
        waited = taken.waited_ms](const Ending& ending) {
-        Ending recorded = ending;
-        recorded.who = who;
-        recorded.waited_ms = waited;
-        release(conn, keys, name, token, recorded);
+        release(conn, keys, name, token, ending.of_taker(who, waited));
       });
 }
 

@@ -4,7 +4,7 @@
 source "$(dirname "$0")/lib.sh"
 start_redis R
 export RCOORD_URL=$R_URL
-unset RCOORD_NOTE GITHUB_ACTIONS GITLAB_CI CI_JOB_URL BUILDKITE_BUILD_URL BUILDKITE_JOB_ID
+without_note
 host=$(hostname)
 user=$(id -un)
 
@@ -26,6 +26,9 @@ v = lines[int(sys.argv[1]) - 1].get(sys.argv[2], "")
 print(json.dumps(v) if isinstance(v, (dict, list)) else v)' "$n" "$f"
 }
 
+# gone KEY: KEY no longer exists (a lease ran out on the server).
+gone() { [ "$(redis-cli -p "$R_PORT" exists "$1")" = 0 ]; }
+
 # --- a lock's scripted sequence ------------------------------------------------------------
 "$RCOORD" lock acquire seq --ttl 1h --note first >"$TEST_TMP/t1" &
 taker=$!
@@ -36,7 +39,7 @@ expect 0 "$RCOORD" lock release seq --token "$(cat "$TEST_TMP/t1")"
 "$RCOORD" lock acquire seq --ttl 1h >/dev/null
 "$RCOORD" lock break seq --note "operator" >/dev/null
 "$RCOORD" lock acquire seq --ttl 300ms >/dev/null
-sleep 0.5 # its lease runs out unnoticed ...
+wait_until 5 gone 'rcoord:{lock:seq}' # its lease runs out unnoticed ...
 expect 3 "$RCOORD" lock run seq -- sh -c 'exit 3' # ... until this take notices it
 assert_eq "$(events seq)" "acquired busy busy released acquired broken acquired expired acquired released" \
   "the lock's events, in order"
@@ -72,7 +75,7 @@ pass "lock: acquired, busy (once per call), released, broken (by whom), expired 
 # --limit: the newest N; --since: by the server's clock.
 assert_eq "$(events seq --limit 2)" "acquired released" "--limit 2: the two newest, oldest first"
 assert_eq "$(events seq --since 1h --limit 1)" "released" "--since with --limit"
-sleep 0.2
+sleep 0.2 # the events so far are now at least 200 ms old, by any clock
 "$RCOORD" lock acquire seq >/dev/null
 assert_eq "$(events seq --since 150ms)" "acquired" "--since 150ms: only the last event"
 pass "--limit and --since"
@@ -102,20 +105,28 @@ pass "readers; a run's timeout and loss are recorded"
 # --- a semaphore, an election and a queue --------------------------------------------------
 t=$("$RCOORD" sem take pool --limit 1 --ttl 300ms)
 expect 1 "$RCOORD" sem take pool --limit 1
-sleep 0.5
+# lapsed: its deadline (server ms) is behind the server's clock
+lapsed() {
+  local deadline now
+  deadline=$(redis-cli -p "$R_PORT" zscore 'rcoord:{sem:pool}' "$t")
+  now=$(redis-cli -p "$R_PORT" time | head -1)
+  [ "${deadline%.*}" -lt "$((now * 1000))" ]
+}
+wait_until 5 lapsed
 expect 0 "$RCOORD" sem run pool --limit 1 -- true
 assert_eq "$(events pool)" "taken busy expired taken released" "semaphore events"
 assert_eq "$(field 3 token pool)" "$t" "expired: the holder whose lease ran out"
 "$RCOORD" elect campaign leader --id a --ttl 300ms >/dev/null
-sleep 0.5
+wait_until 5 gone 'rcoord:{elect:leader}'
 expect 0 "$RCOORD" elect run leader --id b -- true
 assert_eq "$(events leader)" "elected expired elected resigned" "election events"
 assert_eq "$(field 2 id leader)" "a" "expired: the leader whose lease ran out"
 assert_eq "$(field 3 term leader)" "2" "elected: the term"
 "$RCOORD" queue push jobs one >/dev/null
 "$RCOORD" queue pop jobs --ack-timeout 100ms --max-attempts 1 >/dev/null
-sleep 0.3
-"$RCOORD" queue stats jobs >/dev/null # notices the lapsed lease: its last delivery
+# queue stats notices the lapsed lease (its last delivery) once it has run out
+dead_one() { [ "$("$RCOORD" -o json queue stats jobs | python3 -c 'import json,sys; print(json.load(sys.stdin)["dead"])')" = 1 ]; }
+wait_until 5 dead_one
 expect 0 "$RCOORD" queue replay jobs
 expect 0 "$RCOORD" queue purge jobs
 assert_eq "$(events jobs)" "dead replayed purged" "queue events"

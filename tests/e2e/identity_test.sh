@@ -5,8 +5,7 @@
 source "$(dirname "$0")/lib.sh"
 start_redis R
 export RCOORD_URL=$R_URL
-# The test's own environment may be a CI's: its link would be the default note.
-unset RCOORD_NOTE GITHUB_ACTIONS GITLAB_CI CI_JOB_URL BUILDKITE_BUILD_URL BUILDKITE_JOB_ID
+without_note
 host=$(hostname)
 user=$(id -un)
 

@@ -48,6 +48,12 @@ track() { _bg_pids+=("$1"); }
 # scaled less than one scaled earlier (the lease).
 # RCOORD_MACHINE_FACTOR=N (a percentage, 100 = as written) overrides the measurement.
 
+# without_note: clears what a take's note would default to. The test's own environment may be
+# a CI's, whose run link would be the default note.
+without_note() {
+  unset RCOORD_NOTE GITHUB_ACTIONS GITLAB_CI CI_JOB_URL BUILDKITE_BUILD_URL BUILDKITE_JOB_ID
+}
+
 # now_ms: wall time in milliseconds.
 now_ms() { date +%s%3N; }
 
