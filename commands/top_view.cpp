@@ -55,7 +55,7 @@ int char_columns(long cp) {
   return 1;
 }
 
-std::string dash_or(std::string text) { return text.empty() ? "-" : text; }
+std::string dash_or(const std::string& text) { return text.empty() ? "-" : text; }
 
 // The cells of one row: type, name, holder, waiting, time left, changed, state.
 std::array<std::string, 7> cells(const live::Row& row, live::Clock::time_point now) {
@@ -189,12 +189,15 @@ std::vector<std::string> render_list(const ListScreen& screen, int width, int he
   for (std::size_t i = screen.first; i < end; ++i) {
     std::string line =
         fit(join(cells(*screen.rows[i], screen.now), w), width, i == screen.selected);
-    if (i == screen.selected) line = std::string(kReverse) + line + std::string(kPlain);
-    lines.push_back(line);
+    if (i == screen.selected) {
+      line.insert(0, kReverse);
+      line += kPlain;
+    }
+    lines.push_back(std::move(line));
   }
   if (screen.rows.empty()) {
-    lines.push_back(screen.filter.empty() ? "(no objects)"
-                                          : "(no object's name contains the filter)");
+    lines.emplace_back(screen.filter.empty() ? "(no objects)"
+                                             : "(no object's name contains the filter)");
   }
   while (lines.size() + 1 < static_cast<std::size_t>(std::max(height, 2))) lines.emplace_back();
   std::string footer;
@@ -216,7 +219,7 @@ std::vector<std::string> render_detail(const DetailScreen& screen, int width, in
   lines.push_back(std::string(kReverse) + fit(screen.type + " " + escape_text(screen.name), width) +
                   std::string(kPlain));
   if (screen.row == nullptr) {
-    lines.push_back("gone: the last pass did not find it");
+    lines.emplace_back("gone: the last pass did not find it");
   } else {
     auto c = cells(*screen.row, screen.now);
     lines.push_back(fit("state:    " + c[6], width, false));

@@ -58,8 +58,8 @@ struct GlobalOptions {
   std::vector<std::string> sentinels;
   std::string sentinel_master;
   int wait_replicas = 0;
-  std::string note;
   int history = kDefaultHistory;
+  std::string note;
 
   /// The keys (GlobalOption::key) of the options the command line gave: the fields of the
   /// others hold defaults that must not outrank the environment or the config file.
