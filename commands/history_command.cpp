@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "errors.hpp"
+#include "holder_view.hpp"
 #include "identity.hpp"
 #include "keys.hpp"
 #include "options.hpp"
@@ -49,16 +50,6 @@ std::optional<std::int64_t> as_integer(const std::string& text) {
   return v;
 }
 
-void add_identity(nlohmann::ordered_json& j, const Identity& who) {
-  j["host"] = who.host;
-  j["pid"] = who.pid;
-  j["user"] = who.user;
-  j["cmd"] = who.cmd;
-  j["note"] = who.note;
-}
-
-bool known(const Identity& who) { return !who.host.empty() || who.pid != 0 || !who.user.empty(); }
-
 nlohmann::ordered_json event_json(const history::Event& e, const std::string& type,
                                   const std::string& name) {
   nlohmann::ordered_json j;
@@ -66,7 +57,7 @@ nlohmann::ordered_json event_json(const history::Event& e, const std::string& ty
   j["event"] = e.event;
   j["type"] = type;
   j["name"] = name;
-  if (known(e.who)) add_identity(j, e.who);
+  if (e.who.known()) add_identity(j, e.who);
   if (!e.token.empty()) j["token"] = e.token;
   for (const auto& [field, value] : e.fields) {
     auto number = numeric_field(field) ? as_integer(value) : std::nullopt;

@@ -6,14 +6,16 @@
 
 namespace rcoord::cmd {
 
+void add_identity(nlohmann::ordered_json& j, const Identity& who) {
+  j["host"] = who.host;
+  j["pid"] = who.pid;
+  j["user"] = who.user;
+  j["cmd"] = who.cmd;
+  j["note"] = who.note;
+}
+
 void add_holder(nlohmann::ordered_json& j, const Holder& h) {
-  if (h.known()) {
-    j["host"] = h.who.host;
-    j["pid"] = h.who.pid;
-    j["user"] = h.who.user;
-    j["cmd"] = h.who.cmd;
-    j["note"] = h.who.note;
-  }
+  if (h.known()) add_identity(j, h.who);
   if (h.acquired_at >= 0) j["acquired_at"] = rfc3339(h.acquired_at);
   if (h.held_ms >= 0) j["held_ms"] = h.held_ms;
 }

@@ -9,6 +9,9 @@
 
 namespace rcoord::cmd {
 
+/// Adds host, pid, user, cmd and note to `j`.
+void add_identity(nlohmann::ordered_json& j, const Identity& who);
+
 /// Adds host, pid, user, cmd, note, acquired_at and held_ms to `j`: the identity fields only
 /// when the take recorded them (an older rcoord's did not), the times when known.
 void add_holder(nlohmann::ordered_json& j, const Holder& h);

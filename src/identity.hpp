@@ -19,6 +19,8 @@ struct Identity {
   /// never its arguments, which may hold secrets.
   std::string cmd;
   std::string note;  ///< --note, $RCOORD_NOTE, or a link to the CI run; may be empty
+  /// Whether anything was recorded (an older rcoord's take recorded nothing).
+  bool known() const { return !host.empty() || pid != 0 || !user.empty(); }
 };
 
 /// This process: its host, pid and effective user, with `cmd` and `note` as given.
@@ -45,7 +47,7 @@ struct Holder {
   std::int64_t acquired_at = -1;  ///< server time of the take, ms since the epoch; -1 unknown
   std::int64_t held_ms = -1;      ///< since acquired_at, by the server's clock; -1 unknown
   /// Whether the take recorded who took it (an older rcoord's did not).
-  bool known() const { return !who.host.empty() || who.pid != 0 || !who.user.empty(); }
+  bool known() const { return who.known(); }
 };
 
 /// Reads what pack() made (an empty or foreign string gives an unknown identity).
