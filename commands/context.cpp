@@ -65,8 +65,10 @@ CLI::Option* add_global_option(CLI::App& app, GlobalOptions& opts, const GlobalO
 
 }  // namespace
 
-void Context::add_global_options(CLI::App& app) {
+void Context::add_global_options(CLI::App& app,
+                                 const std::function<bool(const GlobalOption&)>& wanted) {
   for (const auto& option : global_options()) {
+    if (wanted && !wanted(option)) continue;
     options_[std::string(option.key)] = add_global_option(app, opts, option);
   }
 }

@@ -26,8 +26,11 @@ class Context {
   /// Set by the chosen verb's callback during parsing; run by main after a clean parse.
   std::function<int()> action;
 
-  /// Registers the global options on the root command (they also work after the verb).
-  void add_global_options(CLI::App& app);
+  /// Registers the global options on the root command (they also work after the verb): those
+  /// for which `wanted` is true (each costs CLI11 some 20,000 instructions to register, and a
+  /// one-shot command names few of them).
+  void add_global_options(CLI::App& app,
+                          const std::function<bool(const GlobalOption&)>& wanted = nullptr);
   /// Called by a command that takes several --url (the Redlock forms of `lock`, `ping`): for
   /// the others, several --url are a usage error.
   void allow_several_urls() { several_urls_ = true; }

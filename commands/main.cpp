@@ -10,6 +10,8 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -283,7 +285,22 @@ void occupy_closed_stdio() {
   }
 }
 
-int run(int argc, char** argv) {
+// Whether the words before `--` ask for help: then every global option is registered, as
+// the help lists them all.
+bool asks_for_help(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--") return false;
+    if (arg == "--help") return true;
+  }
+  return false;
+}
+
+// whole_tree: register every global option. Otherwise only those the command line names are
+// (registering one costs CLI11 some 20,000 instructions, a tenth of a millisecond for all of
+// them): a command line that does not parse is parsed again with all of them, so that its
+// error and hint are those of the whole tree.
+int run(int argc, char** argv, bool whole_tree) {
   occupy_closed_stdio();
   rcoord::signals::ignore_sigpipe();
   rcoord::cmd::Context ctx;
@@ -293,7 +310,12 @@ int run(int argc, char** argv) {
   app.footer(kFooter);
   // Global options are accepted after the verb too.
   app.fallthrough();
-  ctx.add_global_options(app);
+  std::span<char* const> words(argv + 1, static_cast<std::size_t>(argc > 0 ? argc - 1 : 0));
+  std::function<bool(const rcoord::GlobalOption&)> named;  // empty: every one
+  if (!whole_tree) {
+    named = [words](const rcoord::GlobalOption& option) { return option.may_be_named_in(words); };
+  }
+  ctx.add_global_options(app, named);
   app.require_subcommand(1);
   // `rcoord --version` needs no command at all: build none (start-up is its whole cost).
   bool version_only = argc == 2 && std::string_view(argv[1]) == "--version";
@@ -311,7 +333,9 @@ int run(int argc, char** argv) {
     app.parse(argc, argv);
     password_in_argv = hide_secrets(argc, argv);
   } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // --help, --version (--help has the whole tree already: asks_for_help)
+    if (e.get_exit_code() == 0) return app.exit(e);
+    if (!whole_tree) return run(argc, argv, true);
     std::string nearest = suggestion(app, argc, argv);
     rcoord::Error usage(rcoord::kUsage, nearest.empty() ? e.what() : nearest, help_hint(app));
     rcoord::Printer::error(usage);
@@ -356,7 +380,7 @@ int run(int argc, char** argv) {
 // stream): still one line and exit 4, never std::terminate.
 int main(int argc, char** argv) {
   try {
-    return run(argc, argv);
+    return run(argc, argv, asks_for_help(argc, argv));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rcoord: internal error: %s (please report this)\n", e.what());
   } catch (...) {

@@ -598,6 +598,25 @@ bool GlobalOption::named(std::string_view arg) const {
   return false;
 }
 
+bool GlobalOption::may_be_named_in(std::span<char* const> words) const {
+  for (std::string_view word : words) {
+    if (word == "--") return false;
+    if (word.size() < 2 || word[0] != '-') continue;
+    std::string_view rest = names;
+    while (!rest.empty()) {
+      auto comma = rest.find(',');
+      std::string_view name = rest.substr(0, comma);
+      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+      if (name.size() > 2 && name.starts_with("--")) {
+        if (word == name || (word.starts_with(name) && word[name.size()] == '=')) return true;
+      } else if (name.size() == 2 && word[1] != '-' && word.find(name[1], 1) != word.npos) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 std::span<const GlobalOption> global_options() { return kGlobalOptions; }
 
 bool global_option_takes_value(std::string_view arg) {

@@ -89,6 +89,10 @@ struct GlobalOption {
   bool takes_value() const { return !std::holds_alternative<bool GlobalOptions::*>(field); }
   /// Whether `arg` is one of `names` (`-u` or `--url`, not `--url=x`).
   bool named(std::string_view arg) const;
+  /// Whether a command line's words (its arguments, without the program) may name this option
+  /// before a `--`: a long name alone or with `=value`, or a short name's letter in a word of
+  /// short options (`-u`, `-ux`, `-qu`). A yes may be wrong, a no never is.
+  bool may_be_named_in(std::span<char* const> words) const;
 };
 
 /// Every global option, in the order the help lists them.

@@ -182,6 +182,36 @@ TEST_CASE("one table of global options: the CLI's names, main's scan, the config
         std::vector<std::string>{"json", "quiet", "no-auth-warning", "tls", "tls-insecure"});
 }
 
+// The options a command line may name (main registers only those with CLI11): a no must
+// never be wrong, since an option left out would be refused as unexpected.
+std::vector<std::string> named_in(std::vector<std::string> words) {
+  std::vector<char*> argv;
+  for (auto& w : words) argv.push_back(w.data());
+  std::vector<std::string> keys;
+  for (const auto& o : rcoord::global_options()) {
+    if (o.may_be_named_in(argv)) keys.emplace_back(o.key);
+  }
+  return keys;
+}
+
+TEST_CASE("a command line names the global options it gives, in every spelling") {
+  CHECK(named_in({"lock", "acquire", "x"}).empty());
+  CHECK(named_in({"-p", "7000", "lock", "acquire", "x"}) == std::vector<std::string>{"port"});
+  CHECK(named_in({"-p7000", "lock", "acquire", "x"}) == std::vector<std::string>{"port"});
+  CHECK(named_in({"lock", "acquire", "x", "--timeout=3s"}) == std::vector<std::string>{"timeout"});
+  CHECK(named_in({"--url", "redis://h", "--history", "5", "ls"}) ==
+        std::vector<std::string>{"url", "history"});
+  // short options together (-q and -h): both
+  CHECK(named_in({"-qh", "localhost", "ping"}) == std::vector<std::string>{"quiet", "host"});
+  // the other spellings of one option (redis-cli's --cacert for --tls-ca)
+  CHECK(named_in({"--cacert", "ca.pem", "ping"}) == std::vector<std::string>{"tls-ca"});
+  // a long word never names a short option, nor a longer name its prefix
+  CHECK(named_in({"--urls", "ping"}).empty());
+  CHECK(named_in({"--tls-cafile", "ping"}).empty());
+  // the command after -- is not ours
+  CHECK(named_in({"lock", "run", "x", "--", "cmd", "-p", "--url"}).empty());
+}
+
 TEST_CASE("with nothing given, the built-in defaults") {
   World w;
   Settings s = w.resolve();
