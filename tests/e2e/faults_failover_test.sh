@@ -1,6 +1,8 @@
 # The short run of scripts/jepsen-failover (which docs/guarantees.md quotes in full): two
 # Sentinel failovers without and two with --wait-replicas 1, while 8 processes contend for one
 # lock. It checks what the docs claim: with --wait-replicas 1 no two holders ever overlap and
-# no fence is reused; without, it only measures (the table is printed).
+# no fence is reused; without, it only measures (the table is printed). Each cut lasts 4 s
+# rather than 6: a round waits for its failover whatever the length (up to 20 s), and what is
+# checked does not depend on it; only the overlaps measured without the option get shorter.
 root=$(cd "$(dirname "$0")/../.." && pwd)
-exec "$root/scripts/jepsen-failover" --failovers "${RCOORD_FAULT_ROUNDS:-2}" --check
+exec "$root/scripts/jepsen-failover" --failovers "${RCOORD_FAULT_ROUNDS:-2}" --partition 4 --check
