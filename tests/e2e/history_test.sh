@@ -75,9 +75,23 @@ pass "lock: acquired, busy (once per call), released, broken (by whom), expired 
 # --limit: the newest N; --since: by the server's clock.
 assert_eq "$(events seq --limit 2)" "acquired released" "--limit 2: the two newest, oldest first"
 assert_eq "$(events seq --since 1h --limit 1)" "released" "--since with --limit"
-sleep 0.2 # the events so far are now at least 200 ms old, by any clock
+# --since cuts by the server's clock at the time `history` reads it. The cut is put just after
+# the newest old event, counting from a server time read right before `history` runs; the new
+# event comes a (scaled) second of server time after the old ones, so the cut falls between
+# them as long as `history` reads the clock within that second of the redis-cli before it.
+server_ms() {
+  local t
+  mapfile -t t < <(redis-cli -p "$R_PORT" time | tr -d '\r')
+  echo $((t[0] * 1000 + t[1] / 1000))
+}
+newest_ms() { redis-cli -p "$R_PORT" xrevrange "rcoord:{lock:seq}:history" + - count 1 | head -n 1 | cut -d- -f1; }
+old=$(newest_ms)
+gap=$(scaled 1000)
+past_gap() { [ "$(server_ms)" -gt $((old + gap)) ]; }
+wait_until 60 past_gap || fail "the server's clock did not move past the gap"
 "$RCOORD" lock acquire seq >/dev/null
-assert_eq "$(events seq --since 150ms)" "acquired" "--since 150ms: only the last event"
+since=$(($(server_ms) - old - 1))
+assert_eq "$(events seq --since "${since}ms")" "acquired" "--since ${since}ms: only the last event"
 pass "--limit and --since"
 
 # A shared lock's readers, and a run that lost its lock and one that timed out.
