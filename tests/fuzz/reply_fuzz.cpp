@@ -101,7 +101,7 @@ void decode(unsigned which, const std::vector<Reply>& replies) {
     }
     case 4: {
       semaphore::Status s = semaphore::decode_status(r);
-      fuzz::require(s.holders.size() * 3 + 3 == r->elements, "every holder is decoded");
+      fuzz::require(s.holders.size() * 6 + 3 == r->elements, "every holder is decoded");
       break;
     }
     case 5: {
