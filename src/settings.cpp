@@ -588,31 +588,36 @@ class Resolver {
 
 }  // namespace
 
-bool GlobalOption::named(std::string_view arg) const {
-  std::string_view rest = names;
-  while (!rest.empty()) {
-    auto comma = rest.find(',');
-    if (rest.substr(0, comma) == arg) return true;
-    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+namespace {
+
+// Whether `pred` holds for one of the names in `names` ("-u,--url").
+template <typename Pred>
+bool any_name(std::string_view names, Pred pred) {
+  while (!names.empty()) {
+    auto comma = names.find(',');
+    if (pred(names.substr(0, comma))) return true;
+    names = comma == std::string_view::npos ? std::string_view{} : names.substr(comma + 1);
   }
   return false;
+}
+
+}  // namespace
+
+bool GlobalOption::named(std::string_view arg) const {
+  return any_name(names, [&](std::string_view name) { return name == arg; });
 }
 
 bool GlobalOption::may_be_named_in(std::span<char* const> words) const {
   for (std::string_view word : words) {
     if (word == "--") return false;
     if (word.size() < 2 || word[0] != '-') continue;
-    std::string_view rest = names;
-    while (!rest.empty()) {
-      auto comma = rest.find(',');
-      std::string_view name = rest.substr(0, comma);
-      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    bool named_here = any_name(names, [word](std::string_view name) {
       if (name.size() > 2 && name.starts_with("--")) {
-        if (word == name || (word.starts_with(name) && word[name.size()] == '=')) return true;
-      } else if (name.size() == 2 && word[1] != '-' && word.find(name[1], 1) != word.npos) {
-        return true;
+        return word == name || (word.starts_with(name) && word[name.size()] == '=');
       }
-    }
+      return name.size() == 2 && word[1] != '-' && word.find(name[1], 1) != word.npos;
+    });
+    if (named_here) return true;
   }
   return false;
 }
