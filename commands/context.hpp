@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "connection.hpp"
@@ -75,14 +76,19 @@ class Context {
 /// durations. A value outside [min, max] is refused too. The value is rewritten in canonical
 /// form, so what CLI11 converts is exactly what was checked. Use with ->transform().
 CLI::Validator decimal_in(std::int64_t min, std::int64_t max);
+/// The largest count an option may give: counts go to Lua scripts, whose numbers are doubles,
+/// exact up to 2^53.
+inline constexpr std::int64_t kMaxLuaCount = (std::int64_t{1} << 53) - 1;
 /// A CLI11 validator for a real-number option: decimal only (`0.01`, `1e-3`), never hex
 /// (`0x1p-7`), inf or nan.
 extern const CLI::Validator kDecimalReal;
 
 /// Makes `verb`, once parsed, leave `fn(ctx, *args)` as the command's action: the options
-/// were parsed into `args`, which the action shares.
-template <typename Args, typename Fn>
-void on_parse(CLI::App* verb, Context& ctx, const std::shared_ptr<Args>& args, Fn fn) {
+/// were parsed into `args`, which the action shares. `fn`'s type follows from `Args`, so a name
+/// that several command files give their own action (`run_status`) picks this file's.
+template <typename Args>
+void on_parse(CLI::App* verb, Context& ctx, const std::shared_ptr<Args>& args,
+              std::type_identity_t<int (*)(Context&, const Args&)> fn) {
   verb->callback([&ctx, args, fn] { ctx.action = [&ctx, args, fn] { return fn(ctx, *args); }; });
 }
 

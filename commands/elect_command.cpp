@@ -64,20 +64,16 @@ struct ElectArgs {
   std::vector<std::string> command;
 };
 
-std::string seconds(std::int64_t ms) {
-  return fmt::format("{:.1f}s", static_cast<double>(ms) / 1000);
-}
-
 void note_not_leader(Context& ctx, const elect::Campaign& r) {
   if (r.leader_id == r.id) {
     ctx.out().note(fmt::format(
         "rcoord: '{}' is led by id '{}' (term {}, {} left) in another process: give each "
         "process its own --id",
-        r.name, r.leader_id, r.term, seconds(r.ttl_ms)));
+        r.name, r.leader_id, r.term, seconds_text(r.ttl_ms)));
     return;
   }
   ctx.out().note(fmt::format("rcoord: '{}' is led by '{}' (term {}, {} left)", r.name, r.leader_id,
-                             r.term, seconds(r.ttl_ms)));
+                             r.term, seconds_text(r.ttl_ms)));
 }
 
 std::string leadership_what(const std::string& name) {

@@ -132,10 +132,6 @@ std::vector<limit::Params> params_of(const LimitArgs& a) {
   return out;
 }
 
-std::string seconds(std::int64_t ms) {
-  return fmt::format("{:.1f}s", static_cast<double>(ms) / 1000);
-}
-
 // The stderr note of a "no" over several rates, in text mode: which rates denied.
 void note_denied(Context& ctx, const LimitArgs& a, const std::vector<limit::Params>& ps,
                  const limit::MultiDecision& d) {
@@ -151,7 +147,7 @@ void note_denied(Context& ctx, const LimitArgs& a, const std::vector<limit::Para
     if (!r.decision.allowed) denied.push_back(limit::rate_text(r.rate));
   }
   ctx.out().note(fmt::format("rcoord: limit '{}' denied by {}: retry in {}", a.key,
-                             fmt::join(denied, ", "), seconds(d.decision.retry_after_ms)));
+                             fmt::join(denied, ", "), seconds_text(d.decision.retry_after_ms)));
 }
 
 // The stderr note of a "no", in text mode.
@@ -165,7 +161,7 @@ void note_denied(Context& ctx, const LimitArgs& a, const limit::Params& p,
     return;
   }
   ctx.out().note(fmt::format("rcoord: limit '{}' denied: retry in {} ({} per {}, burst {})", a.key,
-                             seconds(d.retry_after_ms), p.rate.count,
+                             seconds_text(d.retry_after_ms), p.rate.count,
                              format_duration(p.rate.period), p.burst));
 }
 
@@ -214,7 +210,7 @@ int run_wait_rates(Context& ctx, const LimitArgs& a, const std::vector<limit::Pa
     ctx.out().note(fmt::format(
         "rcoord: limit '{}' cannot allow this within --max-wait {} (next chance in {}); "
         "nothing was consumed",
-        a.key, format_wait(a.max_wait), seconds(d.retry_after_ms)));
+        a.key, format_wait(a.max_wait), seconds_text(d.retry_after_ms)));
   }
   return kNo;
 }
@@ -233,7 +229,7 @@ int run_wait(Context& ctx, const LimitArgs& a) {
       ctx.out().note(fmt::format(
           "rcoord: limit '{}' cannot allow this within --max-wait {} (next chance in {}); "
           "nothing was consumed",
-          a.key, format_wait(a.max_wait), seconds(w.decision.retry_after_ms)));
+          a.key, format_wait(a.max_wait), seconds_text(w.decision.retry_after_ms)));
     }
   }
   return w.decision.allowed ? kYes : kNo;

@@ -93,25 +93,21 @@ struct LockArgs {
   std::vector<std::string> command;
 };
 
-std::string seconds(std::int64_t ms) {
-  return fmt::format("{:.1f}s", static_cast<double>(ms) / 1000);
-}
-
 void note_busy(Context& ctx, const lock::Acquired& r) {
-  ctx.out().note(
-      fmt::format("rcoord: lock '{}' is busy (held for another {})", r.name, seconds(r.ttl_ms)));
+  ctx.out().note(fmt::format("rcoord: lock '{}' is busy (held for another {})", r.name,
+                             seconds_text(r.ttl_ms)));
 }
 
 std::string lock_what(const std::string& name) { return fmt::format("lock '{}'", name); }
 
-Holding holding(Context& ctx, const std::string& name, const std::string& token) {
+Holding lock_holding(Context& ctx, const std::string& name, const std::string& token) {
   return {lock_what(name),
           [&ctx, name, token] { lock::release(ctx.conn(), ctx.keys(), name, token); }};
 }
 
 lock::Acquired acquire_or_abort(Context& ctx, const std::string& name,
                                 const lock::AcquireOptions& opts) {
-  return take_or_abort(ctx, holding(ctx, name, opts.token),
+  return take_or_abort(ctx, lock_holding(ctx, name, opts.token),
                        [&] { return lock::acquire(ctx.conn(), ctx.keys(), name, opts); });
 }
 
@@ -120,7 +116,7 @@ int run_acquire(Context& ctx, const LockArgs& a) {
   if (redlock_verbs::active(ctx)) return redlock_verbs::acquire(ctx, a.name, opts);
   if (opts.token.empty()) opts.token = random_token();
   auto r = acquire_or_abort(ctx, a.name, opts);
-  emit_taken(ctx, holding(ctx, a.name, opts.token), r, !r.refreshed);
+  emit_taken(ctx, lock_holding(ctx, a.name, opts.token), r, !r.refreshed);
   if (!r.acquired) note_busy(ctx, r);
   return r.acquired ? kYes : kNo;
 }

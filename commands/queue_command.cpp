@@ -93,9 +93,6 @@ std::string to_text(const Counted& r) { return std::to_string(r.count); }
 namespace rcoord::cmd {
 namespace {
 
-// Counts go to Lua scripts, whose numbers are doubles: exact up to 2^53.
-constexpr std::int64_t kMaxCount = (std::int64_t{1} << 53) - 1;
-
 // The lease a plain pop takes its messages under until they are written out and
 // acknowledged: what it took comes back after this long if rcoord cannot tell the server.
 constexpr Millis kPlainPopLease{30'000};
@@ -445,14 +442,14 @@ void add_name(CLI::App* verb, QueueArgs& a) {
 CLI::Option* add_count(CLI::App* verb, QueueArgs& a, const std::string& help) {
   return verb->add_option("--count", a.count, help)
       ->type_name("N")
-      ->transform(decimal_in(1, kMaxCount));
+      ->transform(decimal_in(1, kMaxLuaCount));
 }
 
 void add_max_attempts(CLI::App* verb, QueueArgs& a) {
   verb->add_option("--max-attempts", a.max_attempts,
                    "Deliver a message at most N times, then it is dead (default 5)")
       ->type_name("N")
-      ->transform(decimal_in(1, kMaxCount));
+      ->transform(decimal_in(1, kMaxLuaCount));
 }
 
 void add_nul(CLI::App* verb, QueueArgs& a, const std::string& help) {
@@ -507,7 +504,7 @@ void add_queue(CLI::App& app, Context& ctx) {
   k->add_option("id", ack->id, "Message id, as pop printed it")->required();
   k->add_option("--attempt", ack->attempt, "Only if the lease is still that delivery's")
       ->type_name("N")
-      ->transform(decimal_in(1, kMaxCount));
+      ->transform(decimal_in(1, kMaxLuaCount));
   k->footer("Example: rcoord queue ack jobs 17");
   on_parse(k, ctx, ack, run_ack);
 
@@ -518,7 +515,7 @@ void add_queue(CLI::App& app, Context& ctx) {
   add_duration(n, "--delay", nack->delay, "Ready again only after DUR");
   n->add_option("--attempt", nack->attempt, "Only if the lease is still that delivery's")
       ->type_name("N")
-      ->transform(decimal_in(1, kMaxCount));
+      ->transform(decimal_in(1, kMaxLuaCount));
   n->footer("Example: rcoord queue nack jobs 17 --delay 1m");
   on_parse(n, ctx, nack, run_nack);
 
@@ -532,7 +529,7 @@ void add_queue(CLI::App& app, Context& ctx) {
   add_max_attempts(c, *consume);
   c->add_option("--max-messages", consume->max_messages, "Exit after N messages")
       ->type_name("N")
-      ->transform(decimal_in(1, kMaxCount));
+      ->transform(decimal_in(1, kMaxLuaCount));
   add_duration(c, "--idle-exit", consume->idle_exit, "Exit 0 when no message came for DUR");
   add_duration(c, "--retry-delay", consume->retry_delay,
                "A failed message is ready again only after DUR (default 0)");

@@ -90,13 +90,13 @@ semaphore::TakeOptions take_options(const Context& ctx, const SemArgs& a) {
 
 std::string sem_what(const std::string& name) { return fmt::format("semaphore '{}'", name); }
 
-Holding holding(Context& ctx, const std::string& name, const std::string& token) {
+Holding sem_holding(Context& ctx, const std::string& name, const std::string& token) {
   return {sem_what(name),
           [&ctx, name, token] { semaphore::release(ctx.conn(), ctx.keys(), name, token); }};
 }
 
 semaphore::Taken take_or_abort(Context& ctx, const SemArgs& a, const semaphore::TakeOptions& opts) {
-  return cmd::take_or_abort(ctx, holding(ctx, a.name, opts.token),
+  return cmd::take_or_abort(ctx, sem_holding(ctx, a.name, opts.token),
                             [&] { return semaphore::take(ctx.conn(), ctx.keys(), a.name, opts); });
 }
 
@@ -115,7 +115,7 @@ void note_full(Context& ctx, const semaphore::Taken& r, std::int64_t permits) {
 int run_take(Context& ctx, const SemArgs& a) {
   auto opts = take_options(ctx, a);
   auto r = take_or_abort(ctx, a, opts);
-  emit_taken(ctx, holding(ctx, a.name, opts.token), r);
+  emit_taken(ctx, sem_holding(ctx, a.name, opts.token), r);
   if (!r.acquired) note_full(ctx, r, opts.permits);
   return r.acquired ? kYes : kNo;
 }

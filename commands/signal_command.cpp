@@ -63,9 +63,6 @@ std::string to_text(const StatusView& r) {
 namespace rcoord::cmd {
 namespace {
 
-// Counts go to Lua scripts, whose numbers are doubles: exact up to 2^53.
-constexpr std::int64_t kMaxCount = (std::int64_t{1} << 53) - 1;
-
 struct SignalArgs {
   std::string channel;                // send
   std::vector<std::string> channels;  // wait
@@ -224,7 +221,7 @@ void add_latch(CLI::App& app, Context& ctx) {
   i->add_option("--count", in->count, "The count to start from (0 or more)")
       ->required()
       ->type_name("N")
-      ->transform(decimal_in(0, kMaxCount));
+      ->transform(decimal_in(0, kMaxLuaCount));
   add_duration(i, "--ttl", in->ttl, "Delete the latch this long after init (default: never)",
                positive("1h"));
   i->footer("Example: rcoord latch init \"tests-$CI_PIPELINE_ID\" --count 8 --ttl 24h");
@@ -235,7 +232,7 @@ void add_latch(CLI::App& app, Context& ctx) {
   d->add_option("name", dn->name, "Latch name")->required();
   d->add_option("--by", dn->by, "Count down by K (default 1)")
       ->type_name("K")
-      ->transform(decimal_in(1, kMaxCount));
+      ->transform(decimal_in(1, kMaxLuaCount));
   d->footer("Example: rcoord latch down \"tests-$CI_PIPELINE_ID\"");
   on_parse(d, ctx, dn, run_down);
 

@@ -37,10 +37,6 @@ std::uint16_t crc16(std::string_view data) {
   return crc;
 }
 
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-
 }  // namespace
 
 int key_slot(std::string_view key) {
@@ -60,7 +56,7 @@ std::optional<std::vector<Endpoint>> masters(Connection& conn) {
     std::string_view msg(r->str, r->len);
     // Standalone ("cluster support disabled"), or a user without the right to ask.
     if (msg.find("cluster support disabled") != std::string_view::npos ||
-        starts_with(msg, "NOPERM") || starts_with(msg, "ERR unknown command")) {
+        msg.starts_with("NOPERM") || msg.starts_with("ERR unknown command")) {
       return std::nullopt;
     }
     check_reply(r, "CLUSTER NODES");

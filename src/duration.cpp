@@ -208,6 +208,10 @@ std::string format_duration(Millis d) {
   return fmt::format("{}ms", ms);
 }
 
+std::string seconds_text(std::int64_t ms) {
+  return fmt::format("{:.1f}s", static_cast<double>(ms) / 1000);
+}
+
 std::string format_wait(Millis d) { return d == Millis::max() ? "forever" : format_duration(d); }
 
 std::string format_elapsed(Millis d) {

@@ -52,6 +52,9 @@ bool is_decimal(std::string_view text);
 /// (`0x1p-3`), `inf`, `nan`, spaces and anything else.
 std::optional<double> parse_decimal_real(std::string_view text);
 
+/// Prints `ms` in seconds to a tenth (`2.5s`), as messages show what is left of a lease.
+std::string seconds_text(std::int64_t ms);
+
 /// Prints a duration back in the shortest exact form (`1500ms`, `90s`, `2m`).
 std::string format_duration(Millis d);
 /// As format_duration, and `forever` for Millis::max() (parse_wait's forever).

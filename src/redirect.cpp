@@ -12,15 +12,14 @@
 namespace rcoord {
 
 void await_replicas(Session& session, int replicas) {
-  using Clock = Session::Clock;
   session.ensure_connected();
   // WAIT itself takes up to the timeout (or what is left before the deadline); its reply
   // gets one more timeout to arrive.
   Millis timeout = session.timeout();
   Millis wait = timeout;
-  if (session.deadline() != Clock::time_point::max()) {
-    wait = std::clamp(std::chrono::duration_cast<Millis>(session.deadline() - Clock::now()),
-                      Millis(1), wait);
+  if (session.deadline() != Session::Clock::time_point::max()) {
+    auto left = std::chrono::duration_cast<Millis>(session.deadline() - Session::Clock::now());
+    wait = std::clamp(left, Millis(1), wait);
   }
   std::string out;
   append_command(out, {"WAIT", std::to_string(replicas), std::to_string(wait.count())});
@@ -42,10 +41,6 @@ namespace {
 constexpr const char* kCheckHint =
     "check the cluster with 'rcoord doctor' or 'redis-cli --cluster check'";
 
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-
 }  // namespace
 
 bool split_address(std::string_view address, std::string& host, int& port) {
@@ -65,13 +60,13 @@ Redirect parse_redirect(const redisReply* r) {
   Redirect out;
   if (r == nullptr || r->type != REDIS_REPLY_ERROR) return out;
   std::string_view msg(r->str, r->len);
-  if (starts_with(msg, "TRYAGAIN")) {
+  if (msg.starts_with("TRYAGAIN")) {
     out.kind = Redirect::Kind::kTryAgain;
     out.text = std::string(msg);
     return out;
   }
-  bool moved = starts_with(msg, "MOVED ");
-  if (!moved && !starts_with(msg, "ASK ")) return out;
+  bool moved = msg.starts_with("MOVED ");
+  if (!moved && !msg.starts_with("ASK ")) return out;
   // MOVED <slot> <host>:<port>
   std::istringstream words{std::string(msg)};
   std::string verb;
