@@ -61,15 +61,49 @@ void append_header(std::string& out, std::string_view verb, std::string_view key
   throw Error(kServer, fmt::format("BITFIELD on {} failed: {}", key, msg));
 }
 
-// The old (or current) bits of one item in one layer, from a BITFIELD reply.
-// Returns {any bit was 0, all bits were 1}.
-bool all_ones(Connection& conn, const Reply& r, std::string_view key) {
+// A BITFIELD reply is an array of as many bits as the command read or set; anything else is
+// the server refusing it (another type at the key) or not a reply to it.
+void check_bitfield_reply(Connection& conn, const Reply& r, std::string_view key,
+                          std::size_t bits) {
   if (r->type == REDIS_REPLY_ERROR) reply_failed(conn, r.get(), key);
-  if (r->type != REDIS_REPLY_ARRAY) {
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != bits) {
     conn.close();
     throw Error(kServer, fmt::format("unexpected reply to BITFIELD on {}", key));
   }
-  return bits_all_ones(r.get());
+}
+
+// `count` items' bits in one layer, kItemsPerBitfield items to a BITFIELD (`set`: SET u1 POS 1
+// for adds) or BITFIELD_RO (GET u1 POS for tests); hash_of(i) is item i's hash.
+template <typename HashOf>
+void append_bitfields(std::string& out, bool set, std::string_view key, const Layer& l,
+                      std::size_t count, HashOf hash_of) {
+  for (std::size_t first = 0; first < count; first += kItemsPerBitfield) {
+    std::size_t last = std::min(count, first + kItemsPerBitfield);
+    append_header(out, set ? "BITFIELD" : "BITFIELD_RO", key,
+                  l.hashes * static_cast<std::uint32_t>(last - first));
+    for (std::size_t i = first; i < last; ++i) {
+      for_each_position(hash_of(i), l.bits, l.hashes, [&](std::uint64_t pos) {
+        out += set ? "$3\r\nSET\r\n$2\r\nu1\r\n" : "$3\r\nGET\r\n$2\r\nu1\r\n";
+        append_uint(out, pos);
+        if (set) out += "$1\r\n1\r\n";
+      });
+    }
+  }
+}
+
+// Reads the replies to append_bitfields(count) and calls seen(i, all_ones) for each item:
+// whether all of item i's bits were 1 before (set) or are 1 (get).
+template <typename Seen>
+void read_bitfields(Connection& conn, std::string_view key, const Layer& l, std::size_t count,
+                    Seen seen) {
+  for (std::size_t first = 0; first < count; first += kItemsPerBitfield) {
+    std::size_t last = std::min(count, first + kItemsPerBitfield);
+    Reply r = conn.receive();
+    check_bitfield_reply(conn, r, key, l.hashes * (last - first));
+    for (std::size_t i = first; i < last; ++i) {
+      seen(i, bits_all_ones(r.get(), (i - first) * l.hashes, l.hashes));
+    }
+  }
 }
 
 std::uint64_t to_u64(const std::string& s, std::string_view field) {
@@ -306,14 +340,8 @@ void Adder::format_sets(const Batch& b, std::size_t begin, std::size_t end, std:
   const Layer& l = meta_.layers[static_cast<std::size_t>(layer)];
   std::string key = layer_key(keys_, name_, static_cast<std::size_t>(layer));
   out.clear();
-  for (std::size_t i = begin; i < end; ++i) {
-    append_header(out, "BITFIELD", key, l.hashes);
-    for_each_position(b.hashes[i], l.bits, l.hashes, [&](std::uint64_t pos) {
-      out += "$3\r\nSET\r\n$2\r\nu1\r\n";
-      append_uint(out, pos);
-      out += "$1\r\n1\r\n";
-    });
-  }
+  append_bitfields(out, true, key, l, end - begin,
+                   [&](std::size_t i) { return b.hashes[begin + i]; });
 }
 
 std::string Adder::grant_command(std::int64_t want) {
@@ -404,14 +432,13 @@ void Adder::flush_settlement() {
 
 void Adder::complete(Batch& b) {
   if (!b.in_flight) return;
-  std::string key = layer_key(keys_, name_, static_cast<std::size_t>(b.layer));
+  auto layer = static_cast<std::size_t>(b.layer);
   std::int64_t added = 0;
-  for (auto& result : b.results) {
-    Reply r = conn_.receive();
-    bool was_set = all_ones(conn_, r, key);
-    result.yes = !was_set;
-    added += was_set ? 0 : 1;
-  }
+  read_bitfields(conn_, layer_key(keys_, name_, layer), meta_.layers[layer], b.results.size(),
+                 [&](std::size_t i, bool was_set) {
+                   b.results[i].yes = !was_set;
+                   added += was_set ? 0 : 1;
+                 });
   b.in_flight = false;
   settle(b.layer, b.granted - added, added);
 }
@@ -423,25 +450,20 @@ void Adder::test_layers(Batch& b, std::vector<std::size_t>& candidates, std::siz
   std::size_t per_write = items_per_write(meta_.layers, from, to);
   for (std::size_t first = 0; first < candidates.size(); first += per_write) {
     std::size_t last = std::min(candidates.size(), first + per_write);
+    auto hash_of = [&](std::size_t i) { return b.hashes[candidates[first + i]]; };
     out_.clear();
-    for (std::size_t i = first; i < last; ++i) {
-      for (std::size_t layer = from; layer < to; ++layer) {
-        const Layer& l = meta_.layers[layer];
-        append_header(out_, "BITFIELD_RO", layer_key(keys_, name_, layer), l.hashes);
-        for_each_position(b.hashes[candidates[i]], l.bits, l.hashes, [&](std::uint64_t pos) {
-          out_ += "$3\r\nGET\r\n$2\r\nu1\r\n";
-          append_uint(out_, pos);
-        });
-      }
+    for (std::size_t layer = from; layer < to; ++layer) {
+      append_bitfields(out_, false, layer_key(keys_, name_, layer), meta_.layers[layer],
+                       last - first, hash_of);
     }
     conn_.send_formatted(out_);
+    std::vector<char> found(last - first, 0);
+    for (std::size_t layer = from; layer < to; ++layer) {
+      read_bitfields(conn_, layer_key(keys_, name_, layer), meta_.layers[layer], last - first,
+                     [&](std::size_t i, bool ones) { found[i] = found[i] || ones; });
+    }
     for (std::size_t i = first; i < last; ++i) {
-      bool found = false;
-      for (std::size_t layer = from; layer < to; ++layer) {
-        Reply r = conn_.receive();
-        if (all_ones(conn_, r, layer_key(keys_, name_, layer))) found = true;
-      }
-      if (!found) absent.push_back(candidates[i]);
+      if (found[i - first] == 0) absent.push_back(candidates[i]);
     }
   }
   candidates.swap(absent);
@@ -473,22 +495,14 @@ void Adder::slow_path(Batch& b) {
     out_.clear();
     const Layer& l = meta_.layers[layer];
     std::string key = layer_key(keys_, name_, layer);
-    for (std::size_t i = 0; i < take; ++i) {
-      append_header(out_, "BITFIELD", key, l.hashes);
-      for_each_position(b.hashes[candidates[i]], l.bits, l.hashes, [&](std::uint64_t pos) {
-        out_ += "$3\r\nSET\r\n$2\r\nu1\r\n";
-        append_uint(out_, pos);
-        out_ += "$1\r\n1\r\n";
-      });
-    }
+    append_bitfields(out_, true, key, l, take,
+                     [&](std::size_t i) { return b.hashes[candidates[i]]; });
     if (take > 0) conn_.send_formatted(out_);
     std::int64_t added = 0;
-    for (std::size_t i = 0; i < take; ++i) {
-      Reply r = conn_.receive();
-      bool was_set = all_ones(conn_, r, key);
+    read_bitfields(conn_, key, l, take, [&](std::size_t i, bool was_set) {
       b.results[candidates[i]].yes = !was_set;
       added += was_set ? 0 : 1;
-    }
+    });
     settle(g.layer, g.granted - added, added);
     candidates.erase(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(take));
   }
@@ -579,13 +593,12 @@ Tester::~Tester() {
 void Tester::complete() {
   std::size_t base = done_.size();
   done_.resize(base + flight_.size());
-  for (std::size_t i = 0; i < flight_.size(); ++i) {
-    done_[base + i].item = flight_[i];
-    if (!in_flight_) continue;
-    for (std::size_t layer = 0; layer < meta_.layers.size(); ++layer) {
-      Reply r = conn_.receive();
-      if (all_ones(conn_, r, layer_keys_[layer])) done_[base + i].yes = true;
-    }
+  for (std::size_t i = 0; i < flight_.size(); ++i) done_[base + i].item = flight_[i];
+  for (std::size_t layer = 0; in_flight_ && layer < meta_.layers.size(); ++layer) {
+    read_bitfields(conn_, layer_keys_[layer], meta_.layers[layer], flight_.size(),
+                   [&](std::size_t i, bool ones) {
+                     if (ones) done_[base + i].yes = true;
+                   });
   }
   in_flight_ = false;
   flight_.clear();
@@ -606,16 +619,11 @@ const std::vector<ItemResult>& Tester::test(const std::vector<std::string>& item
   do {
     std::size_t last = std::min(items.size(), first + per_write);
     out_.clear();
-    for (std::size_t i = first; exists_ && i < last; ++i) {
-      Hash128 h = murmur3_128(items[i]);
-      for (std::size_t layer = 0; layer < meta_.layers.size(); ++layer) {
-        const Layer& l = meta_.layers[layer];
-        append_header(out_, "BITFIELD_RO", layer_keys_[layer], l.hashes);
-        for_each_position(h, l.bits, l.hashes, [&](std::uint64_t pos) {
-          out_ += "$3\r\nGET\r\n$2\r\nu1\r\n";
-          append_uint(out_, pos);
-        });
-      }
+    hashes_.clear();
+    for (std::size_t i = first; exists_ && i < last; ++i) hashes_.push_back(murmur3_128(items[i]));
+    for (std::size_t layer = 0; !hashes_.empty() && layer < meta_.layers.size(); ++layer) {
+      append_bitfields(out_, false, layer_keys_[layer], meta_.layers[layer], hashes_.size(),
+                       [&](std::size_t i) { return hashes_[i]; });
     }
     complete();
     if (!out_.empty()) {
@@ -703,8 +711,10 @@ Info decode_info(const Keys& keys, std::string_view name, const Meta& m,
   return out;
 }
 
-bool bits_all_ones(const redisReply* r) {
-  for (std::size_t i = 0; i < r->elements; ++i) {
+bool bits_all_ones(const redisReply* r) { return bits_all_ones(r, 0, r->elements); }
+
+bool bits_all_ones(const redisReply* r, std::size_t first, std::size_t count) {
+  for (std::size_t i = first; i < first + count && i < r->elements; ++i) {
     if (r->element[i]->type != REDIS_REPLY_INTEGER || r->element[i]->integer == 0) return false;
   }
   return true;

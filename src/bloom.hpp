@@ -12,11 +12,11 @@
 /// needs fewer bits, and m = ceil(-k n / ln(1 - p^(1/k))), so (1 - e^(-kn/m))^k <= p.
 /// Layer N has capacity n*expansion^N and error rate p/2^N; there are at most kMaxLayers.
 ///
-/// Adds: the client computes the positions and sets them with one BITFIELD per item, which
-/// is atomic and returns the old bits, so of two writers adding one item exactly one sees a
-/// bit flip (added=true). Writers first take "slots" of the newest layer from a Lua script
-/// (bloom_grant.lua), so together they never put more than a layer's capacity into it;
-/// slots not needed are given back when the batch is settled.
+/// Adds: the client computes the positions and sets them with BITFIELD (kItemsPerBitfield
+/// items to a command), which is atomic and returns the old bits, so of two writers adding
+/// one item exactly one sees a bit flip (added=true). Writers first take "slots" of the newest
+/// layer from a Lua script (bloom_grant.lua), so together they never put more than a layer's
+/// capacity into it; slots not needed are given back when the batch is settled.
 
 #include <array>
 #include <cstdint>
@@ -49,6 +49,11 @@ constexpr double kDefaultErrorRate = 0.01;
 constexpr std::uint32_t kDefaultExpansion = 2;
 /// Items per batch (one pipelined write) that bulk verbs should use.
 constexpr std::size_t kBatchSize = 2000;
+/// Items per BITFIELD command. The server runs a command's operations in order, so an item
+/// answers exactly as with a command of its own (an item repeated within the command, or one
+/// sharing bits with an earlier item, sees the bits that item set), while the server's cost
+/// per command, parsing and dispatch, is shared by all of them.
+constexpr std::size_t kItemsPerBitfield = 16;
 
 struct Sizing {
   std::uint64_t bits = 0;
@@ -117,8 +122,10 @@ bool read_meta(Connection& conn, const Keys& keys, std::string_view name, Meta& 
 // Error(kServer) for a reply of another shape; `key` names the filter in errors.
 /// The TYPE and HGETALL replies of read_meta.
 bool decode_meta(const redisReply* type, const redisReply* all, const std::string& key, Meta& meta);
-/// A BITFIELD array reply: whether every bit read was 1.
+/// A BITFIELD array reply: whether every bit read was 1 (of all, or of `count` from `first`:
+/// one item's of a command for several).
 bool bits_all_ones(const redisReply* r);
+bool bits_all_ones(const redisReply* r, std::size_t first, std::size_t count);
 /// bloom_grant's reply: {status, layer, granted, layers}.
 std::array<std::int64_t, 4> decode_grant(const redisReply* r);
 
@@ -221,6 +228,7 @@ class Tester {
   Meta meta_;
   std::vector<std::string> layer_keys_;
   std::vector<std::string> flight_;
+  std::vector<Hash128> hashes_;  ///< of the piece being formatted
   bool in_flight_ = false;
   std::vector<ItemResult> done_;
   std::string out_;

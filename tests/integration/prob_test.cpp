@@ -261,6 +261,44 @@ TEST_CASE_FIXTURE(Fixture, "bloom add creates a missing filter with the defaults
   CHECK_FALSE(bloom::info(conn, keys, "missing").exists);
 }
 
+TEST_CASE_FIXTURE(Fixture, "items sharing a BITFIELD answer as if added one at a time") {
+  // A crowded filter (false positives while adding), and items that come again within one
+  // command (kItemsPerBitfield items each), right after themselves, and in later commands.
+  std::vector<std::string> items;
+  for (std::size_t k = 0; k < 700; ++k) {
+    items.push_back("i" + std::to_string(k * 7 % 400));
+    if (k % 16 == 5) items.push_back(items.back());
+  }
+  bloom::ReserveOptions crowded;
+  crowded.capacity = 1000;
+  crowded.error_rate = 0.2;
+  bloom::reserve(conn, keys, "packed", crowded);
+  auto packed = add_all(conn, keys, "packed", items);
+
+  // The answers of one item at a time, from the same bits kept here.
+  bloom::Meta meta;
+  REQUIRE(bloom::read_meta(conn, keys, "packed", meta));
+  REQUIRE(meta.layers.size() == 1);
+  const bloom::Layer& l = meta.layers[0];
+  std::vector<bool> bits(l.bits);
+  REQUIRE(packed.size() == items.size());
+  std::int64_t added = 0;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    bool flipped = false;
+    bloom::for_each_position(rcoord::murmur3_128(items[i]), l.bits, l.hashes,
+                             [&](std::uint64_t pos) {
+                               flipped = flipped || !bits[pos];
+                               bits[pos] = true;
+                             });
+    CHECK(packed[i].item == items[i]);
+    CHECK_MESSAGE(packed[i].yes == flipped, "item ", i, ": ", items[i]);
+    added += flipped ? 1 : 0;
+  }
+  CHECK(added < 400);  // each distinct item added at most once, and collisions took some
+  CHECK(added > 300);
+  CHECK(bloom::info(conn, keys, "packed").items == added);
+}
+
 TEST_CASE_FIXTURE(Fixture, "bloom and pf refuse keys that hold something else") {
   conn.command({"RPUSH", keys.object("bloom", "list"), "x"});
   auto code = [&](auto fn) {
