@@ -241,14 +241,19 @@ Reply eval_taking(Connection& conn, const Script& script, const Args& keys, cons
                   const std::function<void()>& give_back) {
   try {
     return eval(conn, script, keys, args);
-  } catch (const ReplicaShortfall&) {
+  } catch (const ReplicaShortfall& e) {
+    // Given back within one --timeout of its own; when even that fails (the server is that
+    // slow), the lease ends by its TTL, and the message says which of the two happened.
     ReplicaWaitSuspended no_wait(conn);
+    DeadlineCap cap(conn, std::chrono::steady_clock::now() + conn.timeout());
+    std::string outcome = "so what it took was given back";
     try {
       give_back();
-    } catch (const Error&) {
-      // Best effort: the lease still ends by its TTL.
+    } catch (const Error& failed) {
+      outcome = fmt::format("and what it took could not be given back ({}): its TTL ends it",
+                            failed.what());
     }
-    throw;
+    throw ReplicaShortfall(e.code(), fmt::format("{}, {}", e.what(), outcome), e.hint());
   } catch (const Error& e) {
     if (e.code() != kConnection || !conn.request_sent()) throw;
     bool confirmed = give_back_after_lost_reply(conn, give_back);

@@ -72,22 +72,38 @@ expect 0 "$RCOORD" "${NEW[@]}" --wait-replicas 1 -q bloom add acked-f a b c
 expect 0 "$RCOORD" "${NEW[@]}" --wait-replicas 1 lock status acked
 pass "--wait-replicas 1 with one replica in sync: writes and reads succeed"
 
-expect 3 "$RCOORD" "${NEW[@]}" --timeout 500ms --wait-replicas 2 lock acquire short --ttl 60s
+# left_as_said VERB NAME: a take refused for want of acknowledgements said what became of what
+# it took, and that is so: given back (status exits 1). Giving back has one --timeout of its
+# own; should even that run out (a server that slow on a busy machine), the message must say
+# so, and the TTL ends it (whether the late release landed is then unknown).
+left_as_said() {
+  if [[ "$ERR" == *"could not be given back"* ]]; then
+    echo "# $1 $2: the give-back did not answer within --timeout here: $ERR"
+    return
+  fi
+  assert_contains "$ERR" "so what it took was given back"
+  expect 1 "$RCOORD" "${NEW[@]}" "$1" status "$2"
+}
+
+# The WAIT runs its whole --timeout (nothing can acknowledge it); a take and its give-back
+# each get one, scaled for a slow machine.
+timeout_ms=$(scaled 500)
+expect 3 "$RCOORD" "${NEW[@]}" --timeout "${timeout_ms}ms" --wait-replicas 2 lock acquire short --ttl 60s
 assert_contains "$ERR" "only 1 of 2 replicas acknowledged"
-expect 1 "$RCOORD" "${NEW[@]}" lock status short
+left_as_said lock short
 pass "more replicas asked than exist: exit 3, and the lock was given back"
 
 kill -STOP "$sentinel_PID"  # no second failover while the replica is down
 redis-cli -p "$m_PORT" shutdown nosave >/dev/null 2>&1 || true
-W=("${NEW[@]}" --timeout 500ms --wait-replicas 1)
+W=("${NEW[@]}" --timeout "${timeout_ms}ms" --wait-replicas 1)
 expect 3 "$RCOORD" "${W[@]}" lock acquire lonely --ttl 60s
 assert_contains "$ERR" "only 0 of 1 replicas acknowledged"
 assert_lines "$ERR" 1 "one-line error"
-expect 1 "$RCOORD" "${NEW[@]}" lock status lonely
+left_as_said lock lonely
 expect 3 "$RCOORD" "${W[@]}" sem take lonely-sem --limit 2
-expect 1 "$RCOORD" "${NEW[@]}" sem status lonely-sem
+left_as_said sem lonely-sem
 expect 3 "$RCOORD" "${W[@]}" elect campaign lonely-election --id me
-expect 1 "$RCOORD" "${NEW[@]}" elect status lonely-election
+left_as_said elect lonely-election
 expect 3 "$RCOORD" "${W[@]}" lock run lonely-run -- touch "$TEST_TMP/ran"
 [ ! -e "$TEST_TMP/ran" ] || fail "lock run started its command without the acknowledgement"
 pass "replica stopped: acquire, take, campaign and run exit 3 and leave nothing held"
