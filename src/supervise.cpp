@@ -389,6 +389,8 @@ Millis fit_kill_grace(std::optional<Millis> given, Millis ttl, Millis timeout,
                           seconds(grace + timeout)));
 }
 
+void start_guard() { Guard::instance(); }
+
 SuperviseResult supervise(const SuperviseOptions& opts, Lease& lease) {
   if (opts.command.empty()) {
     throw Error(kUsage, "no command to run", "put the command after --, e.g. -- ./backup.sh");
