@@ -132,7 +132,7 @@ TEST_CASE_FIXTURE(ElectFixture, "a waiting candidate is woken by the resignation
   candidate.join();
   CHECK(b.leader);
   CHECK(b.term == 2);
-  CHECK(woken - resigned < 400ms);
+  CHECK(woken - resigned < rcoord::test::scaled(400ms));
 }
 
 TEST_CASE_FIXTURE(ElectFixture, "a waiting candidate takes over when the leader's lease ends") {
