@@ -19,12 +19,13 @@ export RCOORD_COMPLETION_TIMEOUT_MS=$(scaled 1000)
 start_redis R
 P=$R_PORT
 
-"$RCOORD" -p "$P" lock acquire deploy-web >/dev/null
-"$RCOORD" -p "$P" lock acquire deploy-db >/dev/null
-"$RCOORD" -p "$P" lock acquire backup >/dev/null
-"$RCOORD" -p "$P" lock acquire 'a*b' >/dev/null
-"$RCOORD" -p "$P" lock acquire axb >/dev/null
-"$RCOORD" -p "$P" lock acquire 'with space' >/dev/null
+# An hour: every check below still finds them held, however slow the machine.
+"$RCOORD" -p "$P" lock acquire deploy-web --ttl 1h >/dev/null
+"$RCOORD" -p "$P" lock acquire deploy-db --ttl 1h >/dev/null
+"$RCOORD" -p "$P" lock acquire backup --ttl 1h >/dev/null
+"$RCOORD" -p "$P" lock acquire 'a*b' --ttl 1h >/dev/null
+"$RCOORD" -p "$P" lock acquire axb --ttl 1h >/dev/null
+"$RCOORD" -p "$P" lock acquire 'with space' --ttl 1h >/dev/null
 "$RCOORD" -p "$P" queue push deploy-queue m >/dev/null
 "$RCOORD" -p "$P" pf add visitors-mon x >/dev/null
 "$RCOORD" -p "$P" pf add visitors-tue x >/dev/null
