@@ -58,12 +58,13 @@ assert_eq "$ERR" "" "no warning for a command that ended in time"
 expect 0 "$RCOORD" lock run mr3 --max-run 30s -- true
 pass "a command that ends within --max-run keeps its exit code"
 
-# --max-run longer than the lease: renewals go on. At 4s (past the 3s TTL) the command
+# --max-run longer than the lease: renewals go on. At 7s (past the 6s TTL) the command
 # finds the lock still held by its own token; then it hangs until --max-run. Renewals are not
-# what is tested here: each gets the longest --timeout that fits the TTL with the 1s grace, so
-# a busy machine does not lose the lease.
-expect 124 "$RCOORD" --timeout 1900ms lock run mr4 --ttl 3s --max-run 6s -- \
-  sh -c 'sleep 4; "$0" lock status mr4 --json >"$1"
+# what is tested here: the command must stop one --timeout plus the grace (2s, TTL/3) before
+# a lease that was not renewed would end, so a 6s TTL with a 1s --timeout leaves each renewal
+# 3s on a busy machine (a longer --timeout leaves less, not more).
+expect 124 "$RCOORD" --timeout 1s lock run mr4 --ttl 6s --max-run 9s -- \
+  sh -c 'sleep 7; "$0" lock status mr4 --json >"$1"
          echo "$RCOORD_TOKEN" >"$1.token"; exec sleep 600' "$RCOORD" "$TEST_TMP/mr4"
 assert_eq "$(json_field "$(cat "$TEST_TMP/mr4")" held)" true "held past its TTL"
 assert_eq "$(json_field "$(cat "$TEST_TMP/mr4")" token)" "$(cat "$TEST_TMP/mr4.token")"

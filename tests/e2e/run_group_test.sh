@@ -119,7 +119,7 @@ pass "a --kill-grace (or TTL) that cannot fit is a usage error with a hint; noth
 # machine: it bounds the grace from above only.)
 max_run=$(scaled 1000)
 started_at=$(now_ms)
-"$RCOORD" --timeout 1500ms lock run dflt --ttl 3s --max-run "${max_run}ms" -- \
+"$RCOORD" --timeout 500ms lock run dflt --ttl 3s --max-run "${max_run}ms" -- \
   sh -c 'trap "date +%s%3N >\"\$0.term\"" TERM; touch "$0"; while :; do sleep 0.05; done' \
   "$TEST_TMP/dflt" 2>/dev/null &
 runner=$!
