@@ -78,8 +78,8 @@ redlock::Redlock make(const Context& ctx, Millis ttl) {
 }
 
 void note_busy(Context& ctx, const redlock::Acquired& r) {
-  ctx.out().note(fmt::format("rcoord: lock '{}' is busy (held for another {:.1f}s)", r.lock.name,
-                             static_cast<double>(r.lock.ttl_ms) / 1000));
+  ctx.out().note(fmt::format("rcoord: lock '{}' is busy (held for another {})", r.lock.name,
+                             seconds_text(r.lock.ttl_ms)));
 }
 
 void note_not_held(Context& ctx, const std::string& name) {

@@ -242,8 +242,9 @@ Reply eval_taking(Connection& conn, const Script& script, const Args& keys, cons
   try {
     return eval(conn, script, keys, args);
   } catch (const ReplicaShortfall& e) {
-    // Given back within one --timeout of its own; when even that fails (the server is that
-    // slow), the lease ends by its TTL, and the message says which of the two happened.
+    // Given back within at most one --timeout (never past an earlier deadline the session
+    // has); when even that fails (the server is that slow), the lease ends by its TTL, and the
+    // message says which of the two happened.
     ReplicaWaitSuspended no_wait(conn);
     DeadlineCap cap(conn, std::chrono::steady_clock::now() + conn.timeout());
     std::string outcome = "so what it took was given back";
