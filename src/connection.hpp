@@ -67,6 +67,8 @@ class Connection {
   /// Drops the socket; the next command reconnects.
   void close() { session_.close(); }
   bool connected() const { return session_.connected(); }
+  /// The socket, for a poll() over several subscribed connections; -1 when closed.
+  int native_fd() const { return session_.native_fd(); }
 
   /// Whether the last command (or stream write) went out, in part or whole: when its reply
   /// then fails to come, the server may have run it. False when connecting failed first.

@@ -104,14 +104,19 @@ Acquired acquire(Connection& conn, const Keys& keys, std::string_view name,
 }
 
 bool release(Connection& conn, const Keys& keys, std::string_view name, std::string_view token,
-             const Ending& ending) {
+             const Ending& ending, std::string_view announce_on) {
   check_name("lock", name);
   Args args{std::string(token), reader_wake_prefix(keys, name),
             std::to_string(kWaiterLife.count())};
   Args recorded = history::ending_args(keys, ending);
   args.insert(args.end(), recorded.begin(), recorded.end());
+  if (!announce_on.empty()) args.emplace_back(announce_on);
   Reply r = eval(conn, lua::kLockRelease, lock_keys(keys, name), args);
   return reply_integer(r.get()) == 1;
+}
+
+std::string released_channel(const Keys& keys, std::string_view name) {
+  return keys.aux(kType, name, "released");
 }
 
 Extended extend(Connection& conn, const Keys& keys, std::string_view name, std::string_view token,

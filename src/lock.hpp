@@ -63,9 +63,13 @@ Acquired acquire(Connection& conn, const Keys& keys, std::string_view name,
 
 /// True if released; false if `token` does not hold it (as writer or reader). `ending` is
 /// what the history records: `released` with its exit code and wait, a withdrawn waiter's
-/// `busy`, a `run` form's `lost` or `timeout`.
+/// `busy`, a `run` form's `lost` or `timeout`. With `announce_on`, a writer's give-back that
+/// leaves the lock free is published there (a Redlock's waiters listen on each node).
 bool release(Connection& conn, const Keys& keys, std::string_view name, std::string_view token,
-             const Ending& ending = {});
+             const Ending& ending = {}, std::string_view announce_on = {});
+
+/// The channel a Redlock's holder announces its give-back on, node by node.
+std::string released_channel(const Keys& keys, std::string_view name);
 
 struct Extended {
   bool extended = false;

@@ -1,12 +1,17 @@
 #include "pubsub.hpp"
 
 #include <fmt/format.h>
+#include <poll.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <iterator>
 #include <string_view>
 
 #include "errors.hpp"
 #include "redirect.hpp"
+#include "signals.hpp"
 
 namespace rcoord {
 namespace {
@@ -191,6 +196,51 @@ std::optional<Message> Subscriber::next(Millis block) {
     if (!r) continue;
     long long count = 0;
     take(std::move(r), count);
+  }
+}
+
+std::vector<Message> Subscriber::drain() {
+  while (Reply r = conn_.receive(Millis(0))) {
+    long long count = 0;
+    take(std::move(r), count);
+  }
+  std::vector<Message> out(std::make_move_iterator(queue_.begin()),
+                           std::make_move_iterator(queue_.end()));
+  queue_.clear();
+  return out;
+}
+
+std::vector<std::size_t> await_readable(const std::vector<Subscriber*>& subs, Millis block) {
+  std::vector<pollfd> fds;
+  fds.reserve(subs.size());
+  for (const Subscriber* s : subs) fds.push_back({s->native_fd(), POLLIN, 0});
+  auto deadline = deadline_after(block);
+  for (;;) {
+    timespec ts{};
+    timespec* limit = nullptr;
+    if (deadline != Clock::time_point::max()) {
+      auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - Clock::now());
+      if (left.count() <= 0) return {};
+      ts = {static_cast<time_t>(left.count() / 1'000'000'000),
+            static_cast<long>(left.count() % 1'000'000'000)};
+      limit = &ts;
+    }
+    int n = ppoll(fds.data(), fds.size(), limit, signals::wait_mask());
+    if (n == 0) return {};
+    if (n > 0) {
+      std::vector<std::size_t> ready;
+      for (std::size_t i = 0; i < fds.size(); ++i) {
+        if (fds[i].revents != 0) ready.push_back(i);
+      }
+      return ready;
+    }
+    if (errno != EINTR) {
+      throw Error(kConnection, fmt::format("poll failed: {}", std::strerror(errno)),
+                  "check the system's limits on open files");
+    }
+    if (signals::wait_mask() != nullptr && signals::pending() != 0) {
+      throw Error(kInterrupted, fmt::format("interrupted by signal {}", signals::pending()));
+    }
   }
 }
 

@@ -5,6 +5,7 @@
 /// subscribe first and read the state second, to never miss a transition.
 
 #include <chrono>
+#include <cstddef>
 #include <deque>
 #include <optional>
 #include <string>
@@ -55,6 +56,14 @@ class Subscriber {
   /// signal interrupts the wait with Error(kInterrupted) (the connection is then closed).
   std::optional<Message> next(Millis block);
 
+  /// The messages already received, or readable now without waiting (nothing stays
+  /// buffered: a poll() on native_fd() then sees the next one). I/O failures throw
+  /// Error(kConnection).
+  std::vector<Message> drain();
+
+  /// The socket, for await_readable(); -1 when not connected.
+  int native_fd() const { return conn_.native_fd(); }
+
   /// Every message the server published to us before this call: a PING round trip, whose
   /// answer comes after all of them. Used after reading state on another connection, so
   /// that the messages sent before that read are handled before it.
@@ -81,5 +90,12 @@ class Subscriber {
   std::chrono::steady_clock::time_point ping_sent_at_;
   int pings_outstanding_ = 0;
 };
+
+/// Waits up to `block` (Millis::max(): no limit) until some of `subs` have something to
+/// read, and says which (their indexes; none when `block` passed). Reads nothing: drain()
+/// them then. Call it with nothing left buffered (after drain()). One poll() for all, where
+/// Subscriber::next() listens to one. A managed signal interrupts the wait with
+/// Error(kInterrupted).
+std::vector<std::size_t> await_readable(const std::vector<Subscriber*>& subs, Millis block);
 
 }  // namespace rcoord

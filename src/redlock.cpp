@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "errors.hpp"
+#include "pubsub.hpp"
 #include "signals.hpp"
 #include "token.hpp"
 #include "waiting.hpp"
@@ -109,7 +110,100 @@ Millis retry_delay(int attempt, Millis holder_left) {
   return Millis(std::max<std::int64_t>(1, spread(rng)));
 }
 
+// A waiter with nothing to hear from rechecks at least this often (as lock.cpp's waiters).
+constexpr Millis kHeartbeat{1000};
+
+// Runs fn(i) for i in [0, n) at once, one thread each (the calling thread takes i = 0).
+template <typename Fn>
+void in_parallel(std::size_t n, Fn fn) {
+  std::vector<std::thread> threads;
+  threads.reserve(n);
+  for (std::size_t i = 1; i < n; ++i) threads.emplace_back(fn, i);
+  if (n > 0) fn(0);
+  for (auto& t : threads) t.join();
+}
+
 }  // namespace
+
+// What a waiting acquire hears from the nodes: each node's holder announces its give-back
+// on the lock's channel (lock::release's `announce_on`), and the waiter tries again once a
+// quorum of nodes did, instead of retrying on a timer. A node whose subscription fails (down,
+// or an ACL without the channel) is left out; the waiter then needs fewer announcements, and
+// with fewer than a quorum of nodes listened to it falls back on its timers.
+class Redlock::Listeners {
+ public:
+  Listeners(const std::vector<Connection>& conns, const std::string& channel)
+      : subs_(conns.size()), heard_(conns.size(), false) {
+    signals::Uninterruptible quiet;  // the per-node timeout bounds each subscription
+    in_parallel(conns.size(), [&](std::size_t i) {
+      try {
+        Subscriber s(conns[i].endpoint(), conns[i].timeout());
+        s.subscribe({channel});
+        subs_[i].emplace(std::move(s));
+      } catch (const Error&) {
+        // left out: see above
+      }
+    });
+  }
+
+  int live() const {
+    return static_cast<int>(
+        std::count_if(subs_.begin(), subs_.end(), [](const auto& s) { return s.has_value(); }));
+  }
+
+  // Forgets what was heard: called before each attempt, which sees the nodes as they are.
+  void forget() {
+    hear_buffered();
+    std::fill(heard_.begin(), heard_.end(), false);
+  }
+
+  // Waits up to `block` until `needed` nodes announced a give-back since forget(). False
+  // when `block` passed first. Throws Error(kInterrupted) on a managed signal.
+  bool wait(int needed, Millis block) {
+    auto deadline = deadline_after(block);
+    for (;;) {
+      hear_buffered();
+      if (heard() >= needed) return true;
+      auto now = Clock::now();
+      if (now >= deadline) return false;
+      std::vector<Subscriber*> open;
+      for (auto& s : subs_) {
+        if (s) open.push_back(&*s);
+      }
+      if (open.empty()) {
+        if (!signals::sleep_until(deadline)) interrupted();
+        return false;
+      }
+      Millis left = deadline == Clock::time_point::max()
+                        ? Millis::max()
+                        : std::chrono::duration_cast<Millis>(deadline - now) + Millis(1);
+      await_readable(open, left);
+    }
+  }
+
+ private:
+  [[noreturn]] static void interrupted() {
+    throw Error(kInterrupted, fmt::format("interrupted by signal {}", signals::pending()));
+  }
+
+  int heard() const { return static_cast<int>(std::count(heard_.begin(), heard_.end(), true)); }
+
+  // Takes in what every subscription has received; one that fails is left out from then on.
+  void hear_buffered() {
+    for (std::size_t i = 0; i < subs_.size(); ++i) {
+      if (!subs_[i]) continue;
+      try {
+        if (!subs_[i]->drain().empty()) heard_[i] = true;
+      } catch (const Error& e) {
+        if (e.code() == kInterrupted) throw;
+        subs_[i].reset();
+      }
+    }
+  }
+
+  std::vector<std::optional<Subscriber>> subs_;
+  std::vector<bool> heard_;
+};
 
 Millis drift(Millis ttl) { return ttl / 100 + Millis(2); }
 
@@ -147,22 +241,27 @@ Redlock::Attempt Redlock::try_once(std::string_view name, const std::string& tok
   auto grants = on_all(
       conns_, [&](std::size_t, Connection& c) { return lock::acquire(c, keys_, name, once); });
   std::int64_t top_fence = 0;
+  bool fences_differ = false;
   for (const auto& g : grants) {
     if (g.answered() && g.value->acquired) {
       ++a.granted;
       if (g.value->refreshed) ++a.refreshed;
+      fences_differ = fences_differ || (top_fence != 0 && g.value->fence != top_fence);
       top_fence = std::max(top_fence, g.value->fence);
     }
   }
   if (a.granted >= quorum()) {
-    // Write the highest fence back to every granting node, so whoever takes the lock next
-    // (on a majority sharing a node with ours) counts on from there.
-    auto raised = on_all(conns_, [&](std::size_t i, Connection& c) {
-      return grants[i].answered() && grants[i].value->acquired &&
-             lock::raise_fence(c, keys_, name, token, top_fence);
-    });
-    a.granted = static_cast<int>(std::count_if(
-        raised.begin(), raised.end(), [](const auto& r) { return r.answered() && *r.value; }));
+    if (fences_differ) {
+      // Write the highest fence back to every granting node, so whoever takes the lock next
+      // (on a majority sharing a node with ours) counts on from there. (When they agree,
+      // that write would change nothing: the hand-off saves its round trip.)
+      auto raised = on_all(conns_, [&](std::size_t i, Connection& c) {
+        return grants[i].answered() && grants[i].value->acquired &&
+               lock::raise_fence(c, keys_, name, token, top_fence);
+      });
+      a.granted = static_cast<int>(std::count_if(
+          raised.begin(), raised.end(), [](const auto& r) { return r.answered() && *r.value; }));
+    }
     a.validity = ttl - since(start) - drift(ttl);
     if (a.granted >= quorum() && a.validity.count() > 0) {
       a.acquired = true;
@@ -170,8 +269,13 @@ Redlock::Attempt Redlock::try_once(std::string_view name, const std::string& tok
       return a;
     }
   }
-  // Not ours: give back what we got, everywhere (a node that timed out may have granted it).
-  release_everywhere(name, token);
+  // Not ours: give back what we got, and wherever the answer did not come (a node that timed
+  // out may have granted it). A node that answered busy has nothing of ours.
+  std::vector<bool> may_hold(grants.size());
+  for (std::size_t i = 0; i < grants.size(); ++i) {
+    may_hold[i] = !grants[i].answered() || grants[i].value->acquired;
+  }
+  release_where(name, token, may_hold);
   if (count_answered(grants) < quorum()) {
     try {
       require_quorum(conns_, grants);
@@ -192,8 +296,13 @@ Redlock::Attempt Redlock::try_once(std::string_view name, const std::string& tok
   return a;
 }
 
-void Redlock::release_everywhere(std::string_view name, const std::string& token) {
-  on_all(conns_, [&](std::size_t, Connection& c) { return lock::release(c, keys_, name, token); });
+void Redlock::release_where(std::string_view name, const std::string& token,
+                            const std::vector<bool>& nodes) {
+  if (std::find(nodes.begin(), nodes.end(), true) == nodes.end()) return;
+  std::string channel = lock::released_channel(keys_, name);
+  on_all(conns_, [&](std::size_t i, Connection& c) {
+    return nodes[i] && lock::release(c, keys_, name, token, {}, channel);
+  });
 }
 
 Acquired Redlock::acquire(std::string_view name, const lock::AcquireOptions& opts) {
@@ -208,7 +317,9 @@ Acquired Redlock::acquire(std::string_view name, const lock::AcquireOptions& opt
   result.votes.quorum = quorum();
   std::string token = opts.token.empty() ? random_token() : opts.token;
   auto start = Clock::now();
+  std::optional<Listeners> listeners;
   for (int attempt = 0;; ++attempt) {
+    if (listeners) listeners->forget();
     // Only a try without --wait is the last: a wait that runs out records its `busy` below.
     Attempt a = try_once(name, token, opts.ttl, opts.who, !opts.wait);
     result.lock.waited_ms = since(start).count();
@@ -242,22 +353,50 @@ Acquired Redlock::acquire(std::string_view name, const lock::AcquireOptions& opt
       Ending gave_up{
           .how = Ending::How::kWithdrawn, .who = opts.who, .waited_ms = result.lock.waited_ms};
       on_all(conns_, [&](std::size_t, Connection& c) {
-        return lock::release(c, keys_, name, token, gave_up);
+        return lock::release(c, keys_, name, token, gave_up, lock::released_channel(keys_, name));
       });
       return result;
     }
-    Millis delay = std::min(retry_delay(attempt, a.holder_left), left);
-    if (!signals::sleep_until(Clock::now() + delay)) {
+    if (!listeners) {
+      // Listen before the next attempt, so that a give-back after it is heard; then try
+      // again at once (a give-back before the subscriptions was not).
+      listeners.emplace(conns_, lock::released_channel(keys_, name));
+      continue;
+    }
+    if (!wait_for_turn(*listeners, attempt, a.holder_left, left)) {
       throw Error(kInterrupted, fmt::format("interrupted while waiting for lock '{}'", name),
                   "nothing is held");
     }
   }
 }
 
+bool Redlock::wait_for_turn(Listeners& listeners, int attempt, Millis holder_left, Millis left) {
+  int unheard = nodes() - listeners.live();
+  if (listeners.live() < quorum() || holder_left.count() == 0) {
+    // Nothing to wait for from enough nodes, or no holder to wait for (a quorum granted it
+    // to us too slowly): the timer alone.
+    return signals::sleep_until(Clock::now() + std::min(retry_delay(attempt, holder_left), left));
+  }
+  // A holder gives back on at least a quorum of nodes; of those, the unheard ones are not
+  // counted on. Its lease running out announces nothing: that is the timer's (with a few ms
+  // of spread, so that waiters do not all come at once), and a heartbeat covers an
+  // announcement lost with a subscription.
+  Millis timer = std::min({holder_left + retry_delay(0, Millis(0)), kHeartbeat, left});
+  try {
+    listeners.wait(std::max(1, quorum() - unheard), timer);
+  } catch (const Error& e) {
+    if (e.code() == kInterrupted) return false;
+    throw;
+  }
+  return true;
+}
+
 Released Redlock::release(std::string_view name, std::string_view token) {
   check_name("lock", name);
-  auto results = on_all(
-      conns_, [&](std::size_t, Connection& c) { return lock::release(c, keys_, name, token); });
+  std::string channel = lock::released_channel(keys_, name);
+  auto results = on_all(conns_, [&](std::size_t, Connection& c) {
+    return lock::release(c, keys_, name, token, {}, channel);
+  });
   Released r{false, std::string(name), nodes(), quorum(), 0};
   for (const auto& one : results) r.released_on += one.answered() && *one.value ? 1 : 0;
   require_quorum(conns_, results);

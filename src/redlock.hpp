@@ -5,10 +5,12 @@
 ///
 /// Every operation goes to all nodes in parallel (one thread per node, each with a short
 /// per-node timeout), so one slow or dead node costs its timeout once, not once per node.
-/// A failed acquisition gives back whatever it got on every node before it retries (after a
-/// random delay) or returns. The fence reported is made to increase across acquisitions: the
-/// highest fence the granting nodes handed out is written back to each of them (see
-/// rcoord(1), "Redlock", for what this does and does not guarantee).
+/// A failed acquisition gives back whatever it got before it retries or returns. A waiter
+/// listens on every node for the holder's give-back (announced by each node), and tries again
+/// once a quorum of nodes announced one, or the holder's lease has run out. The fence reported is
+/// made to increase across acquisitions: the highest fence the granting nodes handed out is written
+/// back to each of them when they differ (see rcoord(1), "Redlock", for what this does and does not
+/// guarantee).
 
 #include <chrono>
 #include <cstdint>
@@ -75,7 +77,8 @@ class Redlock {
   int nodes() const { return static_cast<int>(conns_.size()); }
   int quorum() const { return nodes() / 2 + 1; }
 
-  /// Takes `name` on a quorum, retrying after random delays until opts.wait runs out.
+  /// Takes `name` on a quorum, trying again as give-backs are announced (or the holder's
+  /// lease runs out) until opts.wait runs out.
   /// acquired=false when busy. Throws Error(kConnection) naming how many nodes answered
   /// when fewer than a quorum did, Error(kUsage) for --shared, Error(kInterrupted) when a
   /// managed signal ends the wait (nothing is then held).
@@ -117,10 +120,16 @@ class Redlock {
 
  private:
   struct Attempt;
+  class Listeners;
+  /// Waits for the next attempt of a waiting acquire: until a quorum of nodes announced a
+  /// give-back, or the holder's lease runs out, at most `left`. False on a managed signal.
+  bool wait_for_turn(Listeners& listeners, int attempt, Millis holder_left, Millis left);
   /// One round over all nodes; `last`: a busy answer ends the call (the nodes record it).
   Attempt try_once(std::string_view name, const std::string& token, Millis ttl,
                    const std::string& who, bool last);
-  void release_everywhere(std::string_view name, const std::string& token);
+  /// Gives `name` back on the nodes flagged in `nodes` (none flagged: no round trip).
+  void release_where(std::string_view name, const std::string& token,
+                     const std::vector<bool>& nodes);
 
   std::vector<Connection> conns_;
   Keys keys_;

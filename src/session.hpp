@@ -26,6 +26,8 @@ class Session {
   /// Drops the socket; the next command reconnects.
   void close() { transport_.close(); }
   bool connected() const { return transport_.is_open(); }
+  /// The socket (see Transport::native_fd).
+  int native_fd() const { return transport_.native_fd(); }
   /// Drops the socket and points the session at another server (a cluster's MOVED).
   void move_to(Endpoint endpoint);
 

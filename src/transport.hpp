@@ -41,6 +41,8 @@ class Transport {
   /// the endpoint asks for it. Throws Error(kUsage) for a TLS file that cannot be used.
   void connect(const Endpoint& endpoint, const Deadline& deadline);
   bool is_open() const { return fd_.get() >= 0; }
+  /// The socket, for a poll() over several connections; -1 when closed.
+  int native_fd() const { return fd_.get(); }
   /// Closes the socket gracefully.
   void close();
   /// Closes the socket abortively (RST), see above.

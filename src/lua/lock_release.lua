@@ -7,7 +7,9 @@
 -- ms, ARGV[4] events the history keeps (0: none recorded), ARGV[5] who calls, ARGV[6] how the
 -- hold ends: '' given back, 'withdraw' (a waiter that gives up: recorded as `busy` when it did
 -- not hold it), 'lost' or 'timeout' (a `run` form: recorded first, then the give-back),
--- ARGV[7] the exit code of a `run` form ('' for none), ARGV[8] ms it waited for the take ('')
+-- ARGV[7] the exit code of a `run` form ('' for none), ARGV[8] ms it waited for the take (''),
+-- ARGV[9] a channel to announce a writer's give-back on ('' or absent: none; a Redlock's
+-- waiters listen there, each node's message waking them)
 -- returns 1 released | 0 not held by the token
 -- Whenever the lock is free afterwards, waiters are woken even if nothing was released: a
 -- caller that gives up waiting may have taken the last wake-up, and passing it on costs one
@@ -17,6 +19,7 @@
 -- @lib lock
 local token, rwake, heartbeat = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local cap, who, how, exit_code, waited = tonumber(ARGV[4] or '0'), ARGV[5], ARGV[6] or '', ARGV[7], ARGV[8]
+local announce = ARGV[9] or ''
 local holder = lock_holder()
 local now = server_ms()
 lock_drop_expired(holder, now, cap)
@@ -39,6 +42,11 @@ if holder == token then
   history_add(KEYS[9], cap, 'released', taken[1], 'token', token, 'fence', taken[3],
               'held_ms', at and now - at, 'exit_code', exit_code, 'waited_ms', waited)
   history_close(KEYS[10])
+  if announce ~= '' and redis.call('ZCARD', KEYS[4]) == 0 then
+    -- pcall: a user whose ACL refuses the channel still gets the lock released; its
+    -- waiters then wake by their own timers.
+    redis.pcall('PUBLISH', announce, 'released')
+  end
 elseif redis.call('ZREM', KEYS[4], token) == 1 then
   local reader_who, at = string.match(redis.call('HGET', KEYS[8], token) or '', '^(.*)\31(%d+)$')
   at = tonumber(at)

@@ -4,13 +4,20 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <cstring>
 #include <memory>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "errors.hpp"
+#include "pubsub.hpp"
 #include "redis_server.hpp"
+#include "timing.hpp"
 
 using rcoord::Millis;
+using namespace std::chrono_literals;
 namespace lock = rcoord::lock;
 namespace redlock = rcoord::redlock;
 
@@ -29,6 +36,27 @@ struct Cluster {
     return eps;
   }
   redlock::Redlock redlock() const { return redlock::Redlock(endpoints(), Millis(1000), keys); }
+  // Whether every node has `n` subscribers on the channel a give-back of `name` is announced on.
+  bool listened_to(const std::string& name, int n) {
+    std::string channel = lock::released_channel(keys, name);
+    for (const auto& s : servers) {
+      if (!s) continue;
+      auto conn = s->connect();
+      if (rcoord::test::subscribers(conn, channel) != n) return false;
+    }
+    return true;
+  }
+  // Scripts node `i` has run so far (EVAL and EVALSHA): two per Redlock attempt that fails.
+  std::int64_t scripts_run(int i) {
+    auto conn = servers[static_cast<std::size_t>(i)]->connect();
+    std::string stats = rcoord::reply_string(conn.command({"INFO", "commandstats"}).get());
+    std::int64_t calls = 0;
+    for (const char* cmd : {"cmdstat_eval:calls=", "cmdstat_evalsha:calls="}) {
+      auto at = stats.find(cmd);
+      if (at != std::string::npos) calls += std::stoll(stats.substr(at + std::strlen(cmd)));
+    }
+    return calls;
+  }
   // A plain lock on one node, as a holder that only reached that node would leave it.
   lock::Acquired hold_on(int i, const std::string& name, const std::string& token) {
     auto conn = servers[static_cast<std::size_t>(i)]->connect();
@@ -132,4 +160,74 @@ TEST_CASE("without a quorum of answering nodes, every verb is a connection error
   }
   CHECK_THROWS_AS(rl.acquire("q2", {Millis(10'000), std::nullopt, "", false}), rcoord::Error);
   CHECK_THROWS_AS(rl.release("q", a.lock.token), rcoord::Error);
+}
+
+TEST_CASE("a waiter listens for the give-back on every node instead of retrying") {
+  Cluster c(3);
+  auto rl = c.redlock();
+  auto holder = rl.acquire("h", {Millis(30'000), std::nullopt, "", false});
+  REQUIRE(holder.lock.acquired);
+  redlock::Acquired waiter;
+  std::chrono::steady_clock::time_point woken;
+  auto waiting = std::thread([&] {
+    auto own = c.redlock();
+    waiter = own.acquire("h", {Millis(30'000), Millis(20'000), "", false});
+    woken = std::chrono::steady_clock::now();
+  });
+  CHECK(rcoord::test::wait_until([&] { return c.listened_to("h", 1); }));
+  // While the holder keeps it, the waiter only rechecks once a second: in 600 ms it may
+  // have made the attempt it makes right after subscribing and one more, where jittered
+  // retries (at most 100 ms apart) would have made five or more.
+  std::int64_t before = c.scripts_run(0);
+  std::this_thread::sleep_for(600ms);
+  CHECK(c.scripts_run(0) - before <= 2 * 2);
+  // The give-back wakes it well within that second.
+  auto released = std::chrono::steady_clock::now();
+  CHECK(rl.release("h", holder.lock.token).released_on == 3);
+  waiting.join();
+  CHECK(waiter.lock.acquired);
+  CHECK(woken - released < rcoord::test::scaled(400ms));
+  CHECK(waiter.lock.fence > holder.lock.fence);
+  CHECK(rcoord::test::wait_until([&] { return c.listened_to("h", 0); }));  // none left
+}
+
+TEST_CASE("every node announces a holder's give-back, and only a holder's") {
+  Cluster c(3);
+  auto rl = c.redlock();
+  std::vector<rcoord::Subscriber> subs;
+  for (const auto& s : c.servers) {
+    subs.emplace_back(s->endpoint(), Millis(2000));
+    subs.back().subscribe({lock::released_channel(c.keys, "a")});
+  }
+  auto held = rl.acquire("a", {Millis(30'000), std::nullopt, "", false});
+  REQUIRE(held.lock.acquired);
+  CHECK_FALSE(rl.release("a", "not-the-holder").released);
+  for (auto& sub : subs) CHECK(sub.sync().empty());
+  CHECK(rl.release("a", held.lock.token).released);
+  for (auto& sub : subs) {
+    auto m = sub.next(rcoord::test::scaled(2000ms));
+    REQUIRE(m.has_value());
+    CHECK(m->data == "released");
+  }
+}
+
+TEST_CASE("with a node down, the waiter listens to the others and still takes the lock") {
+  Cluster c(3);
+  auto rl = c.redlock();
+  auto holder = rl.acquire("d", {Millis(30'000), std::nullopt, "", false});
+  REQUIRE(holder.lock.acquired);
+  c.servers[2]->kill_hard();
+  redlock::Acquired waiter;
+  auto waiting = std::thread([&] {
+    auto own = c.redlock();
+    waiter = own.acquire("d", {Millis(30'000), Millis(20'000), "", false});
+  });
+  CHECK(rcoord::test::wait_until([&] {
+    auto conn = c.servers[0]->connect();
+    return rcoord::test::subscribers(conn, lock::released_channel(c.keys, "d")) == 1;
+  }));
+  CHECK(rl.release("d", holder.lock.token).released_on == 2);
+  waiting.join();
+  CHECK(waiter.lock.acquired);
+  CHECK(waiter.votes.acquired_on == 2);
 }
