@@ -66,7 +66,7 @@ Acquired acquire(Connection& conn, const Keys& keys, std::string_view name,
   // `busy` is recorded once, when it gives up).
   Args args{token,
             std::to_string(opts.ttl.count()),
-            opts.wait ? "1" : "0",
+            opts.wait || opts.enlist ? "1" : "0",
             std::to_string(kWaiterLife.count()),
             opts.who,
             std::to_string(keys.history_cap()),

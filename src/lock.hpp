@@ -36,6 +36,9 @@ struct AcquireOptions {
   /// Without wait, a busy answer ends the call and the history records `busy`; false for a
   /// caller that tries again itself (a Redlock's rounds), which records it when it stops.
   bool busy_is_final = true;
+  /// Without wait, a busy answer still enters the caller among the waiting writers, as a
+  /// waiter's does (a Redlock's waiter, which waits by itself).
+  bool enlist = false;
 };
 
 /// Member names are the JSON fields of SPEC §3.

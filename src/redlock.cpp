@@ -126,14 +126,19 @@ void in_parallel(std::size_t n, Fn fn) {
 }  // namespace
 
 // What a waiting acquire hears from the nodes: each node's holder announces its give-back
-// on the lock's channel (lock::release's `announce_on`), and the waiter tries again once a
-// quorum of nodes did, instead of retrying on a timer. A node whose subscription fails (down,
-// or an ACL without the channel) is left out; the waiter then needs fewer announcements, and
-// with fewer than a quorum of nodes listened to it falls back on its timers.
+// on the lock's channel (lock::release's `announce_on`), naming the waiter to go first, and
+// that waiter tries again once a quorum of nodes did, instead of retrying on a timer; the
+// others let it go first (they try again on their timers, as a waiter on one server whose
+// wake-up went to another does). A node whose subscription fails (down, or an ACL without the
+// channel) is left out; the waiter then needs fewer announcements, and with fewer than a
+// quorum of nodes listened to it falls back on its timers.
 class Redlock::Listeners {
  public:
-  Listeners(const std::vector<Connection>& conns, const std::string& channel)
-      : subs_(conns.size()), heard_(conns.size(), false) {
+  Listeners(const std::vector<Connection>& conns, const std::string& channel, std::string token)
+      : subs_(conns.size()),
+        heard_(conns.size(), false),
+        called_(conns.size(), false),
+        token_(std::move(token)) {
     signals::Uninterruptible quiet;  // the per-node timeout bounds each subscription
     in_parallel(conns.size(), [&](std::size_t i) {
       try {
@@ -155,15 +160,17 @@ class Redlock::Listeners {
   void forget() {
     hear_buffered();
     std::fill(heard_.begin(), heard_.end(), false);
+    std::fill(called_.begin(), called_.end(), false);
   }
 
-  // Waits up to `block` until `needed` nodes announced a give-back since forget(). False
-  // when `block` passed first. Throws Error(kInterrupted) on a managed signal.
+  // Waits up to `block` until `needed` nodes announced a give-back since forget(), one of
+  // them naming this waiter (or none). False when `block` passed first. Throws
+  // Error(kInterrupted) on a managed signal.
   bool wait(int needed, Millis block) {
     auto deadline = deadline_after(block);
     for (;;) {
       hear_buffered();
-      if (heard() >= needed) return true;
+      if (count(heard_) >= needed && count(called_) > 0) return true;
       auto now = Clock::now();
       if (now >= deadline) return false;
       std::vector<Subscriber*> open;
@@ -186,14 +193,16 @@ class Redlock::Listeners {
     throw Error(kInterrupted, fmt::format("interrupted by signal {}", signals::pending()));
   }
 
-  int heard() const { return static_cast<int>(std::count(heard_.begin(), heard_.end(), true)); }
+  static int count(const std::vector<bool>& nodes) {
+    return static_cast<int>(std::count(nodes.begin(), nodes.end(), true));
+  }
 
   // Takes in what every subscription has received; one that fails is left out from then on.
   void hear_buffered() {
     for (std::size_t i = 0; i < subs_.size(); ++i) {
       if (!subs_[i]) continue;
       try {
-        if (!subs_[i]->drain().empty()) heard_[i] = true;
+        for (const Message& m : subs_[i]->drain()) hear(i, m.data);
       } catch (const Error& e) {
         if (e.code() == kInterrupted) throw;
         subs_[i].reset();
@@ -201,8 +210,19 @@ class Redlock::Listeners {
     }
   }
 
+  // "released", then " TOKEN" of the waiter the node lets go first, if it has waiters.
+  void hear(std::size_t node, std::string_view announced) {
+    constexpr std::string_view kNaming = "released ";
+    heard_[node] = true;
+    if (!announced.starts_with(kNaming) || announced.substr(kNaming.size()) == token_) {
+      called_[node] = true;
+    }
+  }
+
   std::vector<std::optional<Subscriber>> subs_;
-  std::vector<bool> heard_;
+  std::vector<bool> heard_;   ///< the node announced a give-back since forget()
+  std::vector<bool> called_;  ///< ... naming this waiter, or none
+  std::string token_;
 };
 
 Millis drift(Millis ttl) { return ttl / 100 + Millis(2); }
@@ -238,6 +258,7 @@ Redlock::Attempt Redlock::try_once(std::string_view name, const std::string& tok
   auto start = Clock::now();
   a.started = start;
   lock::AcquireOptions once{ttl, std::nullopt, token, false, who, last};
+  once.enlist = !last;  // a waiter: the nodes' give-backs may name it to go first
   auto grants = on_all(
       conns_, [&](std::size_t, Connection& c) { return lock::acquire(c, keys_, name, once); });
   std::int64_t top_fence = 0;
@@ -360,7 +381,7 @@ Acquired Redlock::acquire(std::string_view name, const lock::AcquireOptions& opt
     if (!listeners) {
       // Listen before the next attempt, so that a give-back after it is heard; then try
       // again at once (a give-back before the subscriptions was not).
-      listeners.emplace(conns_, lock::released_channel(keys_, name));
+      listeners.emplace(conns_, lock::released_channel(keys_, name), token);
       continue;
     }
     if (!wait_for_turn(*listeners, attempt, a.holder_left, left)) {

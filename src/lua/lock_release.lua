@@ -8,8 +8,10 @@
 -- hold ends: '' given back, 'withdraw' (a waiter that gives up: recorded as `busy` when it did
 -- not hold it), 'lost' or 'timeout' (a `run` form: recorded first, then the give-back),
 -- ARGV[7] the exit code of a `run` form ('' for none), ARGV[8] ms it waited for the take (''),
--- ARGV[9] a channel to announce a writer's give-back on ('' or absent: none; a Redlock's
--- waiters listen there, each node's message waking them)
+-- ARGV[9] a channel to announce a writer's give-back on ('' or absent: none): 'released', then
+-- a space and the waiting writer to go first (the one whose heartbeat is oldest), if any. A
+-- Redlock's waiters listen there on every node; the one named tries at once, the others wait
+-- for it (the same one is named on every node when their waiting sets agree).
 -- returns 1 released | 0 not held by the token
 -- Whenever the lock is free afterwards, waiters are woken even if nothing was released: a
 -- caller that gives up waiting may have taken the last wake-up, and passing it on costs one
@@ -45,7 +47,8 @@ if holder == token then
   if announce ~= '' and redis.call('ZCARD', KEYS[4]) == 0 then
     -- pcall: a user whose ACL refuses the channel still gets the lock released; its
     -- waiters then wake by their own timers.
-    redis.pcall('PUBLISH', announce, 'released')
+    local first = redis.call('ZRANGE', KEYS[5], 0, 0)[1]
+    redis.pcall('PUBLISH', announce, first and ('released ' .. first) or 'released')
   end
 elseif redis.call('ZREM', KEYS[4], token) == 1 then
   local reader_who, at = string.match(redis.call('HGET', KEYS[8], token) or '', '^(.*)\31(%d+)$')

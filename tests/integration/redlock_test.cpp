@@ -191,7 +191,7 @@ TEST_CASE("a waiter listens for the give-back on every node instead of retrying"
   CHECK(rcoord::test::wait_until([&] { return c.listened_to("h", 0); }));  // none left
 }
 
-TEST_CASE("every node announces a holder's give-back, and only a holder's") {
+TEST_CASE("every node announces a holder's give-back, naming the waiter to go first") {
   Cluster c(3);
   auto rl = c.redlock();
   std::vector<rcoord::Subscriber> subs;
@@ -207,7 +207,26 @@ TEST_CASE("every node announces a holder's give-back, and only a holder's") {
   for (auto& sub : subs) {
     auto m = sub.next(rcoord::test::scaled(2000ms));
     REQUIRE(m.has_value());
-    CHECK(m->data == "released");
+    CHECK(m->data == "released");  // nobody waits
+  }
+  // Two waiters, enlisted on every node as a Redlock waiter's busy answers enlist it: the
+  // one whose heartbeat is oldest is named, on every node (on a tie in server milliseconds,
+  // the smaller token: "first" again).
+  held = rl.acquire("a", {Millis(30'000), std::nullopt, "", false});
+  REQUIRE(held.lock.acquired);
+  for (const char* waiter : {"first", "second"}) {
+    for (const auto& s : c.servers) {
+      auto conn = s->connect();
+      lock::AcquireOptions busy{Millis(30'000), std::nullopt, waiter, false};
+      busy.enlist = true;
+      CHECK_FALSE(lock::acquire(conn, c.keys, "a", busy).acquired);
+    }
+  }
+  CHECK(rl.release("a", held.lock.token).released);
+  for (auto& sub : subs) {
+    auto m = sub.next(rcoord::test::scaled(2000ms));
+    REQUIRE(m.has_value());
+    CHECK(m->data == "released first");
   }
 }
 
