@@ -38,20 +38,30 @@ Adder::Adder(Connection& conn, const Keys& keys, std::string_view key, Millis ex
   result_.key = std::string(key);
 }
 
+// Batches sent before the oldest one's replies are read: with two, the next batch is already
+// at the server when it finishes one (one alone left it idle while the replies travelled back
+// and the next batch came in).
+constexpr std::size_t kBatchesInFlight = 2;
+
 Adder::~Adder() {
-  if (in_flight_ > 0) conn_.close();
+  if (!in_flight_.empty()) conn_.close();
 }
 
-void Adder::complete() {
-  for (; in_flight_ > 0; --in_flight_) {
+void Adder::complete_oldest() {
+  for (std::size_t left = in_flight_.front(); left > 0; --left) {
     Reply r = conn_.receive();
     if (r->type == REDIS_REPLY_ERROR) {
-      in_flight_ = 0;
+      in_flight_.clear();
       conn_.close();
       check(r, "PFADD", key_);
     }
     if (r->type == REDIS_REPLY_INTEGER && r->integer == 1) result_.changed = true;
   }
+  in_flight_.pop_front();
+}
+
+void Adder::complete_all() {
+  while (!in_flight_.empty()) complete_oldest();
 }
 
 void Adder::add(const std::vector<std::string>& items) {
@@ -75,10 +85,11 @@ void Adder::add(const std::vector<std::string>& items) {
     for (std::size_t j = i; j < i + n; ++j) append_bulk(out_, items[j]);
     ++commands;
   }
-  complete();  // the previous batch, while this one was being formatted
+  // The oldest batch, while this one was being formatted.
+  while (in_flight_.size() >= kBatchesInFlight) complete_oldest();
   if (commands > 0) {
     conn_.send_formatted(out_);
-    in_flight_ = commands;
+    in_flight_.push_back(commands);
   }
   result_.items += items.size();
 }
@@ -112,7 +123,7 @@ void Adder::add_expiring(const std::vector<std::string>& items) {
 }
 
 const Added& Adder::finish() {
-  complete();
+  complete_all();
   conn_.await_replicas();
   return result_;
 }

@@ -5,6 +5,7 @@
 /// 0.81 %). Bulk adds send PFADD with 100 items per command, pipelined.
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,7 +28,8 @@ struct Added {
   bool changed = false;  ///< the estimate (some register) changed
 };
 
-/// Adds items batch by batch; the server works on one batch while the caller reads the next.
+/// Adds items batch by batch; the server works on the batches in flight (two: it never waits
+/// for the next one to arrive) while the caller reads the next.
 class Adder {
  public:
   /// With `expire` above 0 each batch is added and the key given that expiry in one script
@@ -42,7 +44,9 @@ class Adder {
   const Added& finish();
 
  private:
-  void complete();
+  /// Reads the replies of the oldest batch in flight.
+  void complete_oldest();
+  void complete_all();
   void add_routed(const std::vector<std::string>& items);
   void add_expiring(const std::vector<std::string>& items);
 
@@ -50,7 +54,7 @@ class Adder {
   bool routed_ = false;  ///< a first batch went through pipeline() (cluster redirects)
   std::string key_;
   Millis expire_;
-  std::size_t in_flight_ = 0;  ///< PFADD replies still to read
+  std::deque<std::size_t> in_flight_;  ///< per batch sent, the PFADD replies still to read
   std::string out_;
   Added result_;
 };
