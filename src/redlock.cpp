@@ -391,7 +391,8 @@ Acquired Redlock::acquire(std::string_view name, const lock::AcquireOptions& opt
   }
 }
 
-bool Redlock::wait_for_turn(Listeners& listeners, int attempt, Millis holder_left, Millis left) {
+bool Redlock::wait_for_turn(Listeners& listeners, int attempt, Millis holder_left,
+                            Millis left) const {
   int unheard = nodes() - listeners.live();
   if (listeners.live() < quorum() || holder_left.count() == 0) {
     // Nothing to wait for from enough nodes, or no holder to wait for (a quorum granted it

@@ -123,7 +123,7 @@ class Redlock {
   class Listeners;
   /// Waits for the next attempt of a waiting acquire: until a quorum of nodes announced a
   /// give-back, or the holder's lease runs out, at most `left`. False on a managed signal.
-  bool wait_for_turn(Listeners& listeners, int attempt, Millis holder_left, Millis left);
+  bool wait_for_turn(Listeners& listeners, int attempt, Millis holder_left, Millis left) const;
   /// One round over all nodes; `last`: a busy answer ends the call (the nodes record it),
   /// else the caller waits, among each busy node's waiting writers.
   Attempt try_once(std::string_view name, const std::string& token, Millis ttl,
