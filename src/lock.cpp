@@ -32,12 +32,8 @@ using waiting::since;
 using Clock = std::chrono::steady_clock;
 constexpr std::string_view kType = "lock";
 
-// A waiter wakes at least this often: to retry if a wake-up was lost (a holder crashed, a
-// woken waiter was killed), and to renew its place among the waiting (a waiting writer
-// keeps new readers out only while it renews: a crashed one stops doing so within
-// kWaiterLife).
-constexpr Millis kHeartbeat{1000};
-constexpr Millis kWaiterLife{3000};
+// How long a waiting writer stays among the waiting without trying again (kWaiterHeartbeat).
+constexpr Millis kWaiterLife = 3 * kWaiterHeartbeat;
 
 Args lock_keys(const Keys& keys, std::string_view name) {
   return {keys.object(kType, name),         keys.aux(kType, name, "fence"),
@@ -96,9 +92,9 @@ Acquired acquire(Connection& conn, const Keys& keys, std::string_view name,
       return result;
     }
     // Sleep until a release wakes us, the holder's lease runs out, or the heartbeat is due.
-    Millis holder_left = result.ttl_ms > 0 ? jittered(Millis(result.ttl_ms)) : kHeartbeat;
-    Millis block =
-        waiting::cap_block(std::min({left, holder_left, jittered(kHeartbeat)}), conn.timeout());
+    Millis holder_left = result.ttl_ms > 0 ? jittered(Millis(result.ttl_ms)) : kWaiterHeartbeat;
+    Millis block = waiting::cap_block(std::min({left, holder_left, jittered(kWaiterHeartbeat)}),
+                                      conn.timeout());
     conn.command_blocking({"BLPOP", wake_key, block_seconds(block)}, block);
   }
 }

@@ -37,9 +37,16 @@ struct AcquireOptions {
   /// caller that tries again itself (a Redlock's rounds), which records it when it stops.
   bool busy_is_final = true;
   /// Without wait, a busy answer still enters the caller among the waiting writers, as a
-  /// waiter's does (a Redlock's waiter, which waits by itself).
+  /// waiter's does (a Redlock's waiter, which waits by itself and must then try again at
+  /// least every kWaiterHeartbeat to stay among them).
   bool enlist = false;
 };
+
+/// A waiter tries again at least this often: to retry if a wake-up was lost (a holder
+/// crashed, a woken waiter was killed), and to renew its place among the waiting writers (a
+/// waiting writer keeps new readers out only while it renews; one that stops is dropped
+/// within three heartbeats).
+inline constexpr Millis kWaiterHeartbeat{1000};
 
 /// Member names are the JSON fields of SPEC §3.
 struct Acquired {

@@ -29,6 +29,16 @@ struct NodeResult {
   bool answered() const { return value.has_value(); }
 };
 
+// Runs fn(i) for i in [0, n) at once, one thread each (the calling thread takes i = 0).
+template <typename Fn>
+void in_parallel(std::size_t n, Fn fn) {
+  std::vector<std::thread> threads;
+  threads.reserve(n);
+  for (std::size_t i = 1; i < n; ++i) threads.emplace_back(fn, i);
+  if (n > 0) fn(0);
+  for (auto& t : threads) t.join();
+}
+
 // Runs fn(i, conn) on every node at once, one thread each, and collects what each said.
 // Signals stay pending meanwhile (the per-node timeout bounds the wait); a waiting caller
 // sees them in its interruptible sleep between attempts.
@@ -46,11 +56,7 @@ auto on_all(std::vector<Connection>& conns, Fn fn) {
       results[i].error = Error(kServer, e.what());
     }
   };
-  std::vector<std::thread> threads;
-  threads.reserve(conns.size());
-  for (std::size_t i = 1; i < conns.size(); ++i) threads.emplace_back(one, i);
-  one(0);  // the calling thread takes one node itself
-  for (auto& t : threads) t.join();
+  in_parallel(conns.size(), one);
   return results;
 }
 
@@ -108,19 +114,6 @@ Millis retry_delay(int attempt, Millis holder_left) {
   if (holder_left.count() > 0) base = std::min(base, holder_left + Millis(2));
   std::uniform_int_distribution<std::int64_t> spread(base.count() / 2, base.count());
   return Millis(std::max<std::int64_t>(1, spread(rng)));
-}
-
-// A waiter with nothing to hear from rechecks at least this often (as lock.cpp's waiters).
-constexpr Millis kHeartbeat{1000};
-
-// Runs fn(i) for i in [0, n) at once, one thread each (the calling thread takes i = 0).
-template <typename Fn>
-void in_parallel(std::size_t n, Fn fn) {
-  std::vector<std::thread> threads;
-  threads.reserve(n);
-  for (std::size_t i = 1; i < n; ++i) threads.emplace_back(fn, i);
-  if (n > 0) fn(0);
-  for (auto& t : threads) t.join();
 }
 
 }  // namespace
@@ -373,8 +366,9 @@ Acquired Redlock::acquire(std::string_view name, const lock::AcquireOptions& opt
     if (left.count() <= 0) {
       Ending gave_up{
           .how = Ending::How::kWithdrawn, .who = opts.who, .waited_ms = result.lock.waited_ms};
+      std::string channel = lock::released_channel(keys_, name);
       on_all(conns_, [&](std::size_t, Connection& c) {
-        return lock::release(c, keys_, name, token, gave_up, lock::released_channel(keys_, name));
+        return lock::release(c, keys_, name, token, gave_up, channel);
       });
       return result;
     }
@@ -403,7 +397,7 @@ bool Redlock::wait_for_turn(Listeners& listeners, int attempt, Millis holder_lef
   // counted on. Its lease running out announces nothing: that is the timer's (with a few ms
   // of spread, so that waiters do not all come at once), and a heartbeat covers an
   // announcement lost with a subscription.
-  Millis timer = std::min({holder_left + retry_delay(0, Millis(0)), kHeartbeat, left});
+  Millis timer = std::min({holder_left + retry_delay(0, Millis(0)), lock::kWaiterHeartbeat, left});
   try {
     listeners.wait(std::max(1, quorum() - unheard), timer);
   } catch (const Error& e) {
