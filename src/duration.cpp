@@ -11,6 +11,7 @@
 #include <string>
 
 #include "errors.hpp"
+#include "libm.hpp"
 
 namespace rcoord {
 namespace {
@@ -77,7 +78,7 @@ Parsed parse_total(std::string_view text, Millis& out) {
     ++parts;
   }
   if (total > static_cast<double>(kMaxMillis)) return Parsed::kTooLong;
-  out = Millis(std::llround(total));  // total is 0..kMaxMillis: llround cannot overflow
+  out = Millis(static_cast<Millis::rep>(libm::round(total)));  // total is 0..kMaxMillis
   return Parsed::kOk;
 }
 
