@@ -317,9 +317,7 @@ int run(int argc, char** argv, bool whole_tree) {
   }
   ctx.add_global_options(app, named);
   app.require_subcommand(1);
-  // `rcoord --version` needs no command at all: build none (start-up is its whole cost).
-  bool version_only = argc == 2 && std::string_view(argv[1]) == "--version";
-  if (!version_only) add_commands(app, ctx, command_word(argc, argv));
+  add_commands(app, ctx, command_word(argc, argv));
   // `rcoord --help` lists the primitives apart from the operator commands.
   for (auto* sub : app.get_subcommands({})) {
     const std::string& name = sub->get_name();
@@ -379,6 +377,12 @@ int run(int argc, char** argv, bool whole_tree) {
 // Building the command tree and printing an error can throw too (out of memory, a bad
 // stream): still one line and exit 4, never std::terminate.
 int main(int argc, char** argv) {
+  // `rcoord --version` alone needs no command tree, and CLI11 would answer it by throwing:
+  // start-up is its whole cost, and the tree and the unwinding touch some ten pages more.
+  if (argc == 2 && std::string_view(argv[1]) == "--version") {
+    std::fputs("rcoord " RCOORD_VERSION "\n", stdout);
+    return 0;
+  }
   try {
     return run(argc, argv, asks_for_help(argc, argv));
   } catch (const std::exception& e) {
