@@ -41,6 +41,11 @@ CLI::Option* add_global_option(CLI::App& app, GlobalOptions& opts, const GlobalO
       [&](auto field) -> CLI::Option* {
         if constexpr (std::is_same_v<decltype(field), bool GlobalOptions::*>) {
           return app.add_flag(names, opts.*field, help);
+        } else if constexpr (std::is_same_v<decltype(field),
+                                            std::vector<std::string> GlobalOptions::*>) {
+          // Repeated, one value each time (`--url A --url B`): otherwise CLI11 takes every
+          // word that follows, and `lock status --url A NAME` loses NAME to the URLs.
+          return app.add_option(names, opts.*field, help)->take_all()->allow_extra_args(false);
         } else {
           return app.add_option(names, opts.*field, help);
         }
@@ -98,7 +103,8 @@ void Context::set_chosen(std::string verb, std::string object) {
 }
 
 Identity Context::identity(std::string cmd) const {
-  return this_process(cmd.empty() ? verb_ : std::move(cmd), settings_.note);
+  if (cmd.empty()) cmd = verb_;
+  return this_process(std::move(cmd), settings_.note);
 }
 
 Connection& Context::conn() {

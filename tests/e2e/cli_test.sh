@@ -93,6 +93,12 @@ assert_eq "$(redis-cli -p "$R_PORT" exists 'app:{lock:after}')" 1
 expect 0 env -u RCOORD_URL "$RCOORD" -h 127.0.0.1 -p "$R_PORT" -n 4 lock acquire db4
 assert_eq "$(redis-cli -p "$R_PORT" -n 4 exists 'rcoord:{lock:db4}')" 1
 expect 0 env -u RCOORD_URL "$RCOORD" -s "$R_SOCK" lock status db4 -n 4
+# --url repeats, one URL each time: it leaves the name, and a run's command, alone
+expect 1 env -u RCOORD_URL "$RCOORD" lock status --url "redis://127.0.0.1:$R_PORT" after
+assert_contains "$OUT" "name: after"
+expect 3 env -u RCOORD_URL "$RCOORD" lock run urlrun -u "redis://127.0.0.1:$R_PORT" -- sh -c 'exit 3'
+expect 1 env -u RCOORD_URL "$RCOORD" lock status urlrun --url "redis://127.0.0.1:$R_PORT" --json
+assert_contains "$OUT" '"held":false'
 pass "global options anywhere, redis-cli flags"
 
 # 2: usage errors name the bad value; nothing touches the network
