@@ -113,7 +113,7 @@ Identity unpack(std::string_view packed) {
 }
 
 std::string rfc3339(std::int64_t epoch_ms) {
-  std::time_t secs = static_cast<std::time_t>(epoch_ms / 1000);
+  auto secs = static_cast<std::time_t>(epoch_ms / 1000);
   std::tm tm{};
   gmtime_r(&secs, &tm);
   return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900, tm.tm_mon + 1,
