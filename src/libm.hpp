@@ -10,8 +10,8 @@
 
 namespace rcoord::libm {
 
-/// libm's log2, log1p and pow, loaded on first use. Throw Error(kServer) if the C library's
-/// libm cannot be loaded.
+/// libm's log2, log1p and pow, loaded on first use. They throw Error(kServer) when the C
+/// library's libm cannot be loaded.
 double log2(double x);
 double log1p(double x);
 double pow(double x, double y);

@@ -130,14 +130,13 @@ int run_command(void* arg) {
 
 // Starts the command as fork and exec would, without copying rcoord's page tables: the
 // process shares rcoord's memory (CLONE_VM) while rcoord waits (CLONE_VFORK) until it execs,
-// as posix_spawn does. A fork here cost a cycle of `lock run` under contention about 0.2 ms
-// (its copy, then copy-on-write faults in rcoord), on the path from taking the lock to the
-// command running. posix_spawn itself cannot set the death signal. Returns the pid, or -1
-// with errno.
+// as posix_spawn does. A fork here made each `lock run` about 0.1 ms slower (its copy, then
+// copy-on-write faults in rcoord), on the path from taking the lock to the command running.
+// posix_spawn itself cannot set the death signal. Returns the pid, or -1 with errno.
 pid_t spawn_command(const SuperviseOptions& opts, pid_t supervisor) {
   ChildPlan plan = plan_child(opts, supervisor);
-  constexpr std::size_t kStackBytes =
-      std::size_t{256} * 1024;  // execvpe's PATH search uses the stack
+  // execvpe's PATH search and its fallback to /bin/sh use the stack.
+  constexpr std::size_t kStackBytes = std::size_t{256} * 1024;
   void* stack = mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
   if (stack == MAP_FAILED) return -1;
