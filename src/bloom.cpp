@@ -462,7 +462,9 @@ void Adder::test_layers(Batch& b, std::vector<std::size_t>& candidates, std::siz
     std::vector<char> found(last - first, 0);
     for (std::size_t layer = from; layer < to; ++layer) {
       read_bitfields(conn_, layer_key(keys_, name_, layer), meta_.layers[layer], last - first,
-                     [&](std::size_t i, bool ones) { found[i] = found[i] || ones; });
+                     [&](std::size_t i, bool ones) {
+                       if (ones) found[i] = 1;
+                     });
     }
     for (std::size_t i = first; i < last; ++i) {
       if (found[i - first] == 0) absent.push_back(candidates[i]);

@@ -188,7 +188,9 @@ TEST_CASE("the folding table agrees with CaseFolding.txt where it is installed")
   while (std::getline(file, line)) {
     if (line.empty() || line[0] == '#') continue;
     std::istringstream in(line);
-    std::string code, status, target;
+    std::string code;
+    std::string status;
+    std::string target;
     std::getline(in, code, ';');
     std::getline(in, status, ';');
     std::getline(in, target, ';');
