@@ -483,6 +483,9 @@ SuperviseResult supervise(const SuperviseOptions& opts, Lease& lease) {
   prctl(PR_SET_CHILD_SUBREAPER, 1);
 
   Guard& guard = Guard::instance();  // first: the command inherits nothing of it
+  // What rcoord wrote before (a consumer's line for the message before) comes out before
+  // what the command writes to the same stream.
+  std::fflush(nullptr);
   pid_t child = spawn_command(opts, getpid());
   if (child < 0) {
     throw Error(kServer, fmt::format("cannot start the command: {}", std::strerror(errno)),
