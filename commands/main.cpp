@@ -34,6 +34,9 @@
 
 namespace {
 
+// What --version prints: by CLI11 in a longer command line, by main alone.
+constexpr const char* kVersionLine = "rcoord " RCOORD_VERSION;
+
 constexpr const char* kFooter =
     "Exit codes: 0 yes, 1 no (busy, denied, absent), 2 usage, 3 connection, 4 server or data,\n"
     "5 lock, permit or leadership lost while the command ran; run forms exit with the\n"
@@ -306,7 +309,7 @@ int run(int argc, char** argv, bool whole_tree) {
   rcoord::cmd::Context ctx;
   CLI::App app{"rcoord: locks, semaphores and other coordination primitives on Redis", "rcoord"};
   app.set_help_flag("--help", "Print help and exit");
-  app.set_version_flag("--version", "rcoord " RCOORD_VERSION);
+  app.set_version_flag("--version", kVersionLine);
   app.footer(kFooter);
   // Global options are accepted after the verb too.
   app.fallthrough();
@@ -380,7 +383,7 @@ int main(int argc, char** argv) {
   // `rcoord --version` alone needs no command tree, and CLI11 would answer it by throwing:
   // start-up is its whole cost, and the tree and the unwinding touch some ten pages more.
   if (argc == 2 && std::string_view(argv[1]) == "--version") {
-    std::fputs("rcoord " RCOORD_VERSION "\n", stdout);
+    std::printf("%s\n", kVersionLine);
     return 0;
   }
   try {

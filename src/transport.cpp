@@ -24,11 +24,9 @@
 #include "signals.hpp"
 
 #ifdef RCOORD_DEFER_OPENSSL_CPUID
-// The names --wrap gives the real function and its stand-in: spelled as the linker wants.
-// NOLINTBEGIN(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp)
+// The name --wrap gives the real function: spelled as the linker wants.
+// NOLINTNEXTLINE(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp)
 extern "C" void __real_OPENSSL_cpuid_setup();
-extern "C" void __wrap_OPENSSL_cpuid_setup();
-// NOLINTEND(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp)
 #endif
 
 namespace rcoord {
