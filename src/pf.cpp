@@ -34,7 +34,10 @@ std::string object(const Keys& keys, std::string_view name) {
 }  // namespace
 
 Adder::Adder(Connection& conn, const Keys& keys, std::string_view key, Millis expire)
-    : conn_(conn), key_(object(keys, key)), expire_(expire) {
+    : conn_(conn),
+      key_(object(keys, key)),
+      scratch_key_(keys.aux(kType, key, "registers:" + random_token())),
+      expire_(expire) {
   result_.key = std::string(key);
 }
 
@@ -65,6 +68,59 @@ void Adder::complete_all() {
 }
 
 void Adder::add(const std::vector<std::string>& items) {
+  if (items.empty()) return;
+  if (!past_first_batch_) {
+    past_first_batch_ = true;
+    add_items(items);
+    return;
+  }
+  gather(items);
+  if (gathered_ends_.size() >= kItemsPerMerge || gathered_bytes_.size() >= kBytesPerMerge) {
+    merge_gathered();
+  }
+}
+
+void Adder::gather(const std::vector<std::string>& items) {
+  for (const auto& item : items) {
+    gathered_.add(item);
+    gathered_bytes_ += item;
+    gathered_ends_.push_back(gathered_bytes_.size());
+  }
+}
+
+void Adder::merge_gathered() {
+  if (gathered_ends_.empty()) return;
+  complete_all();  // the replies of PFADDs in flight come first on the connection
+  Reply r = eval(conn_, lua::kPfAddRegisters, {key_, scratch_key_},
+                 {gathered_.dense(), std::to_string(expire_.count())});
+  if (reply_integer(r.get()) < 0) {
+    add_gathered_items();
+  } else {
+    if (reply_integer(r.get()) == 1) result_.changed = true;
+    result_.items += gathered_ends_.size();
+  }
+  gathered_.clear();
+  gathered_bytes_.clear();
+  gathered_ends_.clear();
+}
+
+// The gathered items as PFADDs, a batch at a time, as if they had never been gathered.
+void Adder::add_gathered_items() {
+  std::vector<std::string> batch;
+  std::size_t start = 0;
+  for (std::size_t end : gathered_ends_) {
+    batch.emplace_back(gathered_bytes_, start, end - start);
+    start = end;
+    if (batch.size() == kBatchSize) {
+      add_items(batch);
+      batch.clear();
+    }
+  }
+  if (!batch.empty()) add_items(batch);
+  complete_all();
+}
+
+void Adder::add_items(const std::vector<std::string>& items) {
   if (expire_.count() > 0) {
     add_expiring(items);
     return;
@@ -75,6 +131,10 @@ void Adder::add(const std::vector<std::string>& items) {
     add_routed(items);
     return;
   }
+  add_pipelined(items);
+}
+
+void Adder::add_pipelined(const std::vector<std::string>& items) {
   out_.clear();
   std::size_t commands = 0;
   for (std::size_t i = 0; i < items.size(); i += kItemsPerCommand) {
@@ -123,6 +183,7 @@ void Adder::add_expiring(const std::vector<std::string>& items) {
 }
 
 const Added& Adder::finish() {
+  merge_gathered();
   complete_all();
   conn_.await_replicas();
   return result_;

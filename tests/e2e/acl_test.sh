@@ -39,6 +39,10 @@ expect 0 "${R[@]}" -q bloom add acl-bloom a b c
 expect 0 "${R[@]}" -q bloom test acl-bloom a b
 expect 0 "${R[@]}" bloom info acl-bloom
 expect 0 "${R[@]}" -q pf add acl-pf a b c
+# A large input merges registers through a scratch key beside the HyperLogLog.
+seq 1 20000 | expect 0 "${R[@]}" -q pf add acl-pf-big
+expect 0 "${R[@]}" pf count acl-pf-big
+[ "$OUT" -ge 19600 ] && [ "$OUT" -le 20400 ] || fail "pf count of 20000 as the ACL user: $OUT"
 expect 0 "${R[@]}" pf count acl-pf
 expect 0 "${R[@]}" pf merge acl-pf2 acl-pf
 expect 0 "${R[@]}" elect campaign acl-elect --id me
@@ -62,6 +66,7 @@ expect 0 "${R[@]}" complete recent push acl-recent alice
 expect 0 "${R[@]}" bloom reserve acl-bloom-x --capacity 10 --error-rate 0.01 --expire 1h
 seq 1 50 | expect 0 "${R[@]}" -q bloom add acl-bloom-x --expire 1h
 expect 0 "${R[@]}" -q pf add acl-pf-x a b --expire 1h
+seq 1 20000 | expect 0 "${R[@]}" -q pf add acl-pf-x --expire 1h
 expect 0 "${R[@]}" pf merge acl-pf-y acl-pf-x --expire 1h
 expect 0 "${R[@]}" -q complete add acl-idx-x a --incr --expire 1h
 expect 0 "${R[@]}" complete recent push acl-recent-x a --expire 1h

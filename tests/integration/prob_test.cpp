@@ -10,6 +10,7 @@
 #include "bloom.hpp"
 #include "complete.hpp"
 #include "errors.hpp"
+#include "hll.hpp"
 #include "lua_scripts.hpp"
 #include "pf.hpp"
 #include "redis_server.hpp"
@@ -355,6 +356,112 @@ TEST_CASE_FIXTURE(Fixture, "pf count of 1,000,000 distinct items is within 2% of
   rcoord::pf::Adder again(conn, keys, "other");
   again.add({"visitor-1"});
   CHECK_FALSE(again.finish().changed);
+}
+
+namespace {
+
+// Streams `items` through a pf Adder in batches, as the CLI does.
+rcoord::pf::Added pf_add_all(rcoord::Connection& conn, const rcoord::Keys& keys,
+                             const std::string& name, const std::vector<std::string>& items,
+                             rcoord::Millis expire = rcoord::Millis{0}) {
+  rcoord::pf::Adder adder(conn, keys, name, expire);
+  for (std::size_t i = 0; i < items.size(); i += rcoord::pf::kBatchSize) {
+    std::size_t end = std::min(items.size(), i + rcoord::pf::kBatchSize);
+    adder.add({items.begin() + static_cast<std::ptrdiff_t>(i),
+               items.begin() + static_cast<std::ptrdiff_t>(end)});
+  }
+  return adder.finish();
+}
+
+// PFADDs of `items`, 100 to a command, as a reference for what the server makes of them.
+void pfadd_plain(rcoord::Connection& conn, const std::string& key,
+                 const std::vector<std::string>& items) {
+  std::vector<rcoord::Args> commands;
+  for (std::size_t i = 0; i < items.size(); i += 100) {
+    rcoord::Args cmd{"PFADD", key};
+    cmd.insert(cmd.end(), items.begin() + static_cast<std::ptrdiff_t>(i),
+               items.begin() + static_cast<std::ptrdiff_t>(std::min(items.size(), i + 100)));
+    commands.push_back(std::move(cmd));
+  }
+  for (const auto& r : conn.pipeline(commands)) REQUIRE(r->type == REDIS_REPLY_INTEGER);
+}
+
+// Calls of `command` the server counted (INFO commandstats; also those made by scripts).
+long long calls_of(rcoord::Connection& conn, const std::string& command) {
+  std::string info = rcoord::reply_string(conn.command({"INFO", "commandstats"}).get());
+  std::string field = "cmdstat_" + command + ":calls=";
+  auto at = info.find(field);
+  return at == std::string::npos ? 0 : std::stoll(info.substr(at + field.size()));
+}
+
+std::string registers_of(rcoord::Connection& conn, const std::string& key) {
+  std::string hll = rcoord::reply_string(conn.command({"GET", key}).get());
+  REQUIRE(hll.size() == rcoord::hll::kDenseBytes);
+  return hll.substr(rcoord::hll::kHeaderBytes);  // the header's cached count may differ
+}
+
+}  // namespace
+
+// A server of its own, so that its command counts are this test's alone.
+TEST_CASE("pf add of a large input merges its registers: the same as PFADD's, changed exact") {
+  rcoord::test::RedisServer server;
+  rcoord::Connection conn = server.connect();
+  rcoord::Keys keys{"t:"};
+  auto items = numbered("page-", 0, 100'000);
+
+  auto added = pf_add_all(conn, keys, "pages", items);
+  CHECK(added.items == items.size());
+  CHECK(added.changed);
+  // Only the first batch went as PFADD (100 items each); the rest as merged registers.
+  CHECK(calls_of(conn, "pfadd") == rcoord::pf::kBatchSize / 100);
+  CHECK(calls_of(conn, "pfmerge") >= 1);
+  CHECK(conn.command({"DBSIZE"})->integer == 1);  // the scratch key lived inside the script
+
+  pfadd_plain(conn, "reference", items);
+  CHECK(registers_of(conn, keys.object("pf", "pages")) == registers_of(conn, "reference"));
+
+  // The same items again raise no register.
+  CHECK_FALSE(pf_add_all(conn, keys, "pages", items).changed);
+
+  // One item that raises a register (found by PFADD on a copy), last, among the merged.
+  conn.command({"COPY", "reference", "probe"});
+  std::string raiser;
+  for (int i = 0; raiser.empty(); ++i) {
+    std::string candidate = "new-" + std::to_string(i);
+    if (conn.command({"PFADD", "probe", candidate})->integer == 1) raiser = candidate;
+  }
+  auto again = items;
+  again.push_back(raiser);
+  CHECK(pf_add_all(conn, keys, "pages", again).changed);
+  pfadd_plain(conn, "reference", {raiser});
+  CHECK(registers_of(conn, keys.object("pf", "pages")) == registers_of(conn, "reference"));
+  CHECK(rcoord::pf::count(conn, keys, {"pages"}).count ==
+        conn.command({"PFCOUNT", "reference"})->integer);
+}
+
+TEST_CASE("pf add of a large input of few distinct items leaves the key sparse, as PFADD") {
+  rcoord::test::RedisServer server;
+  rcoord::Connection conn = server.connect();
+  rcoord::Keys keys{"t:"};
+  std::vector<std::string> items;
+  for (std::size_t i = 0; i < 100'000; ++i) items.push_back("user-" + std::to_string(i % 20));
+
+  auto added = pf_add_all(conn, keys, "users", items);
+  CHECK(added.items == items.size());
+  CHECK(added.changed);
+  std::string key = keys.object("pf", "users");
+  // Byte 4 of the header is the encoding: 1 sparse (a few bytes for 20 registers).
+  CHECK(rcoord::reply_string(conn.command({"GETRANGE", key, "4", "4"}).get()) == "\x01");
+  CHECK(rcoord::pf::count(conn, keys, {"users"}).count == 20);
+  CHECK(calls_of(conn, "pfmerge") == 0);  // each merge found the key sparse and did nothing
+
+  // An expiry given with --expire holds when the registers are merged, too.
+  auto many = numbered("visit-", 0, 100'000);
+  CHECK(pf_add_all(conn, keys, "visits", many, rcoord::Millis{60'000}).changed);
+  CHECK(calls_of(conn, "pfmerge") >= 1);
+  auto ttl = conn.command({"PTTL", keys.object("pf", "visits")})->integer;
+  CHECK(ttl > 0);
+  CHECK(ttl <= 60'000);
 }
 
 namespace {

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <array>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -15,6 +16,7 @@
 #include "casefold.hpp"
 #include "complete.hpp"
 #include "complete_command.hpp"
+#include "hll.hpp"
 #include "libm.hpp"
 #include "murmur3.hpp"
 
@@ -51,6 +53,55 @@ double layer_rate(const rcoord::bloom::Sizing& s, double n) {
 }
 
 }  // namespace
+
+TEST_CASE("HyperLogLog registers: each item raises the register the server's PFADD raises") {
+  // Register and value the server (Redis 7.0) set for a lone item, read back with PFDEBUG
+  // TODENSE and GET: the hash, the index bits and the run length must all agree.
+  struct Case {
+    std::string_view item;
+    std::size_t index;
+    std::uint8_t run;
+  };
+  for (const Case& c : {Case{"", 5938, 2}, Case{"a", 12711, 2}, Case{"hello", 9216, 1},
+                        Case{"0123456789abcdef", 5949, 1},
+                        Case{"https://example.com/page/1", 14629, 1}, Case{"Zürich", 15078, 2}}) {
+    CAPTURE(c.item);
+    rcoord::hll::Registers r;
+    r.add(c.item);
+    std::size_t raised = 0;
+    for (std::size_t i = 0; i < rcoord::hll::kRegisters; ++i) raised += r[i] != 0 ? 1 : 0;
+    CHECK(raised == 1);
+    CHECK(r[c.index] == c.run);
+  }
+}
+
+TEST_CASE("HyperLogLog registers: a dense string the server accepts, every 6-bit register") {
+  rcoord::hll::Registers r;
+  std::string dense = r.dense();
+  REQUIRE(dense.size() == 16 + 12288);
+  CHECK(dense.substr(0, 5) == std::string("HYLL\0", 5));          // magic, dense encoding
+  CHECK(static_cast<unsigned char>(dense[15]) == 0x80);           // cached count is stale
+  CHECK(dense.find_first_not_of('\0', 16) == std::string::npos);  // no register raised
+
+  // Enough items that every register is raised, several to high runs; whatever their
+  // values, decoding the dense string gives each back (the last register's bits included).
+  for (int i = 0; i < 400'000; ++i) r.add("item-" + std::to_string(i));
+  std::array<std::uint8_t, rcoord::hll::kRegisters> back{};
+  REQUIRE(rcoord::hll::decode_dense(r.dense(), back));
+  std::size_t high = 0;
+  for (std::size_t i = 0; i < rcoord::hll::kRegisters; ++i) {
+    CAPTURE(i);
+    REQUIRE(back[i] == r[i]);
+    REQUIRE(r[i] != 0);
+    high += r[i] >= 16 ? 1 : 0;
+  }
+  CHECK(high > 0);
+  // Raising is a maximum: adding again changes nothing.
+  std::string before = r.dense();
+  r.add("item-7");
+  CHECK(r.dense() == before);
+  CHECK_FALSE(rcoord::hll::decode_dense("HYLL", back));
+}
 
 TEST_CASE("Bloom sizing: the fewest bits at which a whole number of hashes keeps the rate") {
   auto s = rcoord::bloom::size_for(100000, 0.01);
