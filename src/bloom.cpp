@@ -12,6 +12,7 @@
 #include "lua_scripts.hpp"
 #include "reply.hpp"
 #include "script.hpp"
+#include "token.hpp"
 
 namespace rcoord::bloom {
 namespace {
@@ -294,6 +295,7 @@ Reserved reserve(Connection& conn, const Keys& keys, std::string_view name,
 Adder::Adder(Connection& conn, const Keys& keys, std::string_view name, Millis expire)
     : conn_(conn), keys_(keys), name_(name), meta_key_(keys.object(kType, name)), expire_(expire) {
   check_name("bloom filter", name);
+  scratch_key_ = keys.aux(kType, name, "scratch:" + random_token());
 }
 
 Adder::~Adder() {
@@ -512,8 +514,184 @@ void Adder::slow_path(Batch& b) {
   }
 }
 
+namespace {
+
+std::size_t bitmap_bytes(const Layer& l) { return static_cast<std::size_t>((l.bits + 7) / 8); }
+
+// Bit `pos` of a bitmap as SETBIT counts: bit 0 is the most significant bit of byte 0.
+bool bit_at(const std::string& bitmap, std::uint64_t pos) {
+  return (static_cast<unsigned char>(bitmap[pos / 8]) & (0x80u >> (pos % 8))) != 0;
+}
+void set_bit(std::string& bitmap, std::uint64_t pos) {
+  bitmap[pos / 8] =
+      static_cast<char>(static_cast<unsigned char>(bitmap[pos / 8]) | (0x80u >> (pos % 8)));
+}
+
+}  // namespace
+
+// Gathering pays on a filter of one layer whose bitmap is small enough to hold, and which a
+// group of at most kMaxGatherItems items can be worth; with nothing of the pipelined path in
+// flight (a filter that grew a layer meanwhile goes on that path).
+bool Adder::gathering() const {
+  if (merge_refused_ || flight_.in_flight || grant_in_flight_ || meta_.layers.size() != 1) {
+    return false;
+  }
+  const Layer& l = meta_.layers.front();
+  std::size_t bytes = bitmap_bytes(l);
+  return bytes <= kMaxMergeBytes && bytes <= kMaxGatherItems * l.hashes * kMergeBytesPerBit;
+}
+
+void Adder::gather(const std::vector<std::string>& items) {
+  for (const auto& item : items) {
+    group_.hashes.push_back(murmur3_128(item));
+    group_.results.push_back(ItemResult{item, false, false});
+  }
+}
+
+bool Adder::worth_merging() const {
+  const Layer& l = meta_.layers.front();
+  return group_.results.size() * l.hashes * kMergeBytesPerBit >= bitmap_bytes(l) ||
+         group_.results.size() >= kMaxGatherItems;
+}
+
+const std::vector<ItemResult>& Adder::run_group(bool merge) {
+  Batch b = std::move(group_);
+  group_ = Batch{};
+  auto n = static_cast<std::int64_t>(b.results.size());
+  bool merged = false;
+  if (merge && n > 0) {
+    Grant g = grant_now(n);
+    bool whole =
+        g.valid && g.status == 1 && g.layer == 0 && meta_.layers.size() == 1 && g.granted >= n;
+    merged = whole && merge_bits(b, g.granted);
+    if (!merged && g.valid && g.status == 1) settle(g.layer, g.granted, 0);  // slots back
+  }
+  if (!merged && n > 0) slow_path(b);
+  done_ = std::move(b);
+  return done_.results;
+}
+
+namespace {
+
+bool refused_by_acl(std::string_view msg) {
+  // NOPERM; inside a script on Redis 7.0, "ERR The user executing the script can't run this
+  // command or subcommand".
+  return msg.find("NOPERM") != std::string_view::npos ||
+         msg.find("can't run this command") != std::string_view::npos;
+}
+
+}  // namespace
+
+// MULTI, GET of the layer, SET of bitmap_ to the scratch key, bloom_merge, EXEC. Returns EXEC's
+// reply; an empty one when the server refused the transaction by ACL before anything ran.
+Reply Adder::send_merge(const std::string& key) {
+  // MULTI alone first: a server that refuses it would run what follows one by one.
+  Reply multi = conn_.command_raw({"MULTI"});
+  if (multi->type == REDIS_REPLY_ERROR) {
+    if (refused_by_acl({multi->str, multi->len})) return Reply{};
+    throw Error(kServer, fmt::format("MULTI for bloom filter '{}' failed: {}", name_,
+                                     std::string_view(multi->str, multi->len)));
+  }
+  out_.clear();
+  append_command(out_, {"GET", key});
+  append_array_header(out_, 3);
+  append_bulk(out_, "SET");
+  append_bulk(out_, scratch_key_);
+  append_bulk(out_, bitmap_);
+  append_command(out_,
+                 {"EVAL", std::string(lua::kBloomMerge.body), "3", key, scratch_key_, meta_key_});
+  append_command(out_, {"EXEC"});
+  conn_.send_formatted(out_);
+  std::string queue_error;
+  for (int i = 0; i < 3; ++i) {
+    Reply queued = conn_.receive();
+    if (queued->type == REDIS_REPLY_ERROR && queue_error.empty()) {
+      queue_error.assign(queued->str, queued->len);
+    }
+  }
+  Reply exec = conn_.receive();
+  if (queue_error.empty() && exec->type == REDIS_REPLY_ERROR) {
+    // EXEC itself refused: the transaction is still open. Nothing of it ran; end it.
+    queue_error.assign(exec->str, exec->len);
+    Reply discard = conn_.command_raw({"DISCARD"});
+    if (discard->type == REDIS_REPLY_ERROR) conn_.close();
+  }
+  if (queue_error.empty()) return exec;
+  // Refused before anything ran (EXECABORT): by ACL, or the slot moved away.
+  if (refused_by_acl(queue_error)) return Reply{};
+  throw Error(kServer, fmt::format("merging the bits of bloom filter '{}' was refused: {}", name_,
+                                   queue_error));
+}
+
+bool Adder::merge_bits(Batch& b, std::int64_t granted) {
+  const Layer& l = meta_.layers.front();
+  std::string key = layer_key(keys_, name_, 0);
+  bitmap_.assign(bitmap_bytes(l), '\0');
+  for (const auto& h : b.hashes) {
+    for_each_position(h, l.bits, l.hashes, [&](std::uint64_t pos) { set_bit(bitmap_, pos); });
+  }
+  Reply exec = send_merge(key);
+  if (exec && exec->type == REDIS_REPLY_ARRAY && exec->elements == 3 &&
+      exec->element[2]->type == REDIS_REPLY_ERROR &&
+      refused_by_acl({exec->element[2]->str, exec->element[2]->len})) {
+    exec.reset();  // BITOP refused: the scratch key was deleted, the layer is as it was
+  }
+  if (!exec) {
+    merge_refused_ = true;
+    return false;
+  }
+  if (exec->type != REDIS_REPLY_ARRAY || exec->elements != 3) {
+    throw Error(kServer, fmt::format("unexpected reply to the merge of bloom filter '{}'", name_));
+  }
+  const redisReply* old = exec->element[0];
+  const redisReply* merged = exec->element[2];
+  if (merged->type == REDIS_REPLY_ERROR) {
+    throw script_error({merged->str, merged->len}, lua::kBloomMerge,
+                       {key, scratch_key_, meta_key_});
+  }
+  if (reply_integer(merged) == -2) {
+    throw Error(kServer, fmt::format("bloom filter '{}' was deleted while items were added", name_),
+                "add the items again");
+  }
+  if (old->type == REDIS_REPLY_ERROR) {
+    throw foreign_key_error(key, "another type than the string of a bloom filter's layer");
+  }
+  std::int64_t added =
+      answer_from(b, old->type == REDIS_REPLY_STRING ? std::string_view(old->str, old->len)
+                                                     : std::string_view{});
+  settle(0, granted - added, added);
+  return true;
+}
+
+// Answers b's items, in order, from `before`, the layer's bits before the merge: an item is
+// added when one of its bits was still 0, counting the bits of the items before it.
+std::int64_t Adder::answer_from(Batch& b, std::string_view before) {
+  const Layer& l = meta_.layers.front();
+  bitmap_.assign(bitmap_bytes(l), '\0');
+  bitmap_.replace(0, std::min(bitmap_.size(), before.size()),
+                  before.substr(0, std::min(bitmap_.size(), before.size())));
+  std::int64_t added = 0;
+  for (std::size_t i = 0; i < b.results.size(); ++i) {
+    bool all_set = true;
+    for_each_position(b.hashes[i], l.bits, l.hashes, [&](std::uint64_t pos) {
+      if (bit_at(bitmap_, pos)) return;
+      all_set = false;
+      set_bit(bitmap_, pos);
+    });
+    b.results[i].yes = !all_set;
+    added += all_set ? 0 : 1;
+  }
+  return added;
+}
+
 const std::vector<ItemResult>& Adder::add(const std::vector<std::string>& items) {
   load();
+  if (gathering()) {
+    gather(items);
+    if (worth_merging()) return run_group(true);
+    done_ = Batch{};
+    return done_.results;
+  }
   Batch next;
   next.hashes.resize(items.size());
   next.results.resize(items.size());
@@ -563,6 +741,13 @@ const std::vector<ItemResult>& Adder::add(const std::vector<std::string>& items)
 }
 
 const std::vector<ItemResult>& Adder::finish() {
+  // Items gathered but too few to be worth the bitmap go as BITFIELD, as a small input always
+  // did. Nothing of the pipelined path is in flight while items are gathered.
+  Batch gathered;
+  if (!group_.results.empty()) {
+    run_group(false);
+    gathered = std::move(done_);
+  }
   complete(flight_);
   if (grant_in_flight_) {
     Grant g = parse_grant(conn_.receive());
@@ -577,7 +762,7 @@ const std::vector<ItemResult>& Adder::finish() {
   if (loaded_) flush_settlement();
   if (loaded_ && expire_.count() > 0) expire_all();
   conn_.await_replicas();  // every BITFIELD of the stream, acknowledged at once
-  done_ = std::move(flight_);
+  done_ = gathered.results.empty() ? std::move(flight_) : std::move(gathered);
   flight_ = Batch{};
   return done_.results;
 }
@@ -608,14 +793,87 @@ void Tester::complete() {
   flight_.clear();
 }
 
-const std::vector<ItemResult>& Tester::test(const std::vector<std::string>& items) {
-  if (!loaded_) {
-    exists_ = read_meta(conn_, keys_, name_, meta_);
-    for (std::size_t i = 0; i < meta_.layers.size(); ++i) {
-      layer_keys_.push_back(layer_key(keys_, name_, i));
-    }
-    loaded_ = true;
+void Tester::load() {
+  if (loaded_) return;
+  exists_ = read_meta(conn_, keys_, name_, meta_);
+  for (std::size_t i = 0; i < meta_.layers.size(); ++i) {
+    layer_keys_.push_back(layer_key(keys_, name_, i));
   }
+  loaded_ = true;
+}
+
+namespace {
+
+std::size_t total_bytes(const std::vector<Layer>& layers) {
+  std::size_t bytes = 0;
+  for (const auto& l : layers) bytes += bitmap_bytes(l);
+  return bytes;
+}
+
+std::size_t total_hashes(const std::vector<Layer>& layers) {
+  std::size_t hashes = 0;
+  for (const auto& l : layers) hashes += l.hashes;
+  return hashes;
+}
+
+}  // namespace
+
+bool Tester::gathering() const {
+  if (!exists_ || in_flight_) return false;
+  std::size_t bytes = total_bytes(meta_.layers);
+  return bytes <= kMaxMergeBytes &&
+         bytes <= kMaxGatherItems * total_hashes(meta_.layers) * kMergeBytesPerBit;
+}
+
+bool Tester::worth_reading() const {
+  return group_.size() * total_hashes(meta_.layers) * kMergeBytesPerBit >=
+             total_bytes(meta_.layers) ||
+         group_.size() >= kMaxGatherItems;
+}
+
+void Tester::test_group() {
+  std::vector<Args> gets;
+  for (const auto& key : layer_keys_) gets.push_back({"GET", key});
+  auto replies = conn_.pipeline(gets);
+  for (std::size_t i = 0; i < replies.size(); ++i) {
+    if (replies[i]->type == REDIS_REPLY_ERROR) {
+      throw foreign_key_error(layer_keys_[i],
+                              "another type than the string of a bloom filter's layer");
+    }
+  }
+  for (const auto& item : group_) {
+    Hash128 h = murmur3_128(item);
+    bool present = false;
+    for (std::size_t layer = 0; !present && layer < meta_.layers.size(); ++layer) {
+      const redisReply* bitmap = replies[layer].get();
+      if (bitmap->type != REDIS_REPLY_STRING) continue;  // a missing layer holds nothing
+      bool all_set = true;
+      for_each_position(
+          h, meta_.layers[layer].bits, meta_.layers[layer].hashes, [&](std::uint64_t pos) {
+            if (pos / 8 >= bitmap->len ||
+                (static_cast<unsigned char>(bitmap->str[pos / 8]) & (0x80u >> (pos % 8))) == 0) {
+              all_set = false;
+            }
+          });
+      present = all_set;
+    }
+    done_.push_back(ItemResult{item, present, false});
+  }
+  group_.clear();
+}
+
+const std::vector<ItemResult>& Tester::test(const std::vector<std::string>& items) {
+  load();
+  if (gathering()) {
+    done_.clear();
+    group_.insert(group_.end(), items.begin(), items.end());
+    if (worth_reading()) test_group();
+    return done_;
+  }
+  return test_bits(items);
+}
+
+const std::vector<ItemResult>& Tester::test_bits(const std::vector<std::string>& items) {
   done_.clear();
   // Each piece goes out while the server answers the one before; the last stays in flight.
   std::size_t per_write = items_per_write(meta_.layers, 0, meta_.layers.size());
@@ -642,7 +900,14 @@ const std::vector<ItemResult>& Tester::test(const std::vector<std::string>& item
 }
 
 const std::vector<ItemResult>& Tester::finish() {
-  done_.clear();
+  if (group_.empty()) {
+    done_.clear();
+  } else {
+    // Too few to be worth the bitmaps: BITFIELD_RO, as a small input always went.
+    std::vector<std::string> rest = std::move(group_);
+    group_.clear();
+    test_bits(rest);
+  }
   complete();
   return done_;
 }

@@ -17,6 +17,12 @@
 /// one item exactly one sees a bit flip (added=true). Writers first take "slots" of the newest
 /// layer from a Lua script (bloom_grant.lua), so together they never put more than a layer's
 /// capacity into it; slots not needed are given back when the batch is settled.
+///
+/// Large adds to a filter of one layer of at most kMaxMergeBytes gather items instead, until
+/// their bits are worth the whole bitmap (kMergeBytesPerBit), and merge them in one
+/// transaction: GET of the layer, SET of the group's bits to a scratch key, then BITOP OR
+/// (bloom_merge.lua). Each item is answered from the bits as they were, in order, so the
+/// answers are those of BITFIELD, duplicates within the group included.
 
 #include <array>
 #include <cstdint>
@@ -54,6 +60,14 @@ constexpr std::size_t kBatchSize = 2000;
 /// sharing bits with an earlier item, sees the bits that item set), while the server's cost
 /// per command, parsing and dispatch, is shared by all of them.
 constexpr std::size_t kItemsPerBitfield = 16;
+/// A layer's bitmap is read and merged whole only up to this size (memory stays flat).
+constexpr std::size_t kMaxMergeBytes = std::size_t{4} << 20;
+/// A group of items is merged as a bitmap once it sets at least one bit per this many bytes
+/// of the bitmap: the server then reads, writes and replicates no more bytes than the
+/// BITFIELD operations it replaces (about 40 bytes each), and does far less work per bit.
+constexpr std::size_t kMergeBytesPerBit = 32;
+/// At most this many items are gathered for one merge.
+constexpr std::size_t kMaxGatherItems = 65536;
 
 struct Sizing {
   std::uint64_t bits = 0;
@@ -148,9 +162,11 @@ class Adder {
   Adder(const Adder&) = delete;
   Adder& operator=(const Adder&) = delete;
 
-  /// Takes a batch; returns the results of the previous batch (empty on the first call).
+  /// Takes a batch; returns the results of the batches before it not yet returned (empty on
+  /// the first call, and while items are gathered for a merge).
   const std::vector<ItemResult>& add(const std::vector<std::string>& items);
-  /// Completes the batch in flight and settles the item counts; returns its results.
+  /// Completes what is in flight or gathered and settles the item counts; returns the
+  /// results not yet returned.
   const std::vector<ItemResult>& finish();
   /// The filter as last read (after the first add()): why it is full, when items were refused.
   const Meta& meta() const { return meta_; }
@@ -185,6 +201,17 @@ class Adder {
   void slow_path(Batch& b);
   void test_layers(Batch& b, std::vector<std::size_t>& candidates, std::size_t from,
                    std::size_t to);
+  bool gathering() const;
+  void gather(const std::vector<std::string>& items);
+  bool worth_merging() const;
+  /// The gathered items, merged (`merge`) or as BITFIELD; their results in done_.
+  const std::vector<ItemResult>& run_group(bool merge);
+  /// Merges b's bits into layer 0 where `granted` slots were taken for it; false when the
+  /// server refused the transaction or BITOP (an ACL without them): nothing was changed.
+  bool merge_bits(Batch& b, std::int64_t granted);
+  Reply send_merge(const std::string& key);
+  /// Answers b's items from the layer's bits before the merge; how many were added.
+  std::int64_t answer_from(Batch& b, std::string_view before);
 
   Connection& conn_;
   const Keys& keys_;
@@ -204,6 +231,10 @@ class Adder {
   Args grant_keys_;  ///< the KEYS of the grant in flight, to name a key it refuses
   std::string speculative_;
   std::string out_;
+  Batch group_;                 ///< items gathered for a merge
+  std::string scratch_key_;     ///< exists only inside a merge's transaction
+  std::string bitmap_;          ///< a group's bits, then the layer's as the answers go
+  bool merge_refused_ = false;  ///< the server refused a merge: BITFIELD from then on
 };
 
 /// Tests items batch by batch, pipelined like Adder. A missing filter holds nothing.
@@ -214,11 +245,20 @@ class Tester {
   Tester(const Tester&) = delete;
   Tester& operator=(const Tester&) = delete;
 
+  /// Takes a batch; returns the results of the batches before it not yet returned. Large
+  /// tests of a small filter gather items and read its bitmaps whole, as Adder merges them.
   const std::vector<ItemResult>& test(const std::vector<std::string>& items);
   const std::vector<ItemResult>& finish();
 
  private:
+  void load();
   void complete();
+  /// BITFIELD_RO reads, pipelined: results of all but the last piece in done_.
+  const std::vector<ItemResult>& test_bits(const std::vector<std::string>& items);
+  bool gathering() const;
+  bool worth_reading() const;
+  /// Reads every layer whole (GET) and answers the gathered items into done_.
+  void test_group();
 
   Connection& conn_;
   const Keys& keys_;
@@ -232,6 +272,7 @@ class Tester {
   bool in_flight_ = false;
   std::vector<ItemResult> done_;
   std::string out_;
+  std::vector<std::string> group_;  ///< items gathered for reading the bitmaps whole
 };
 
 /// Member names are the JSON fields (SPEC: capacity, error_rate, items, layers, bits,

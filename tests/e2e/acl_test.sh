@@ -12,6 +12,9 @@ redis-cli -p "$acl_PORT" ${rule/>CHANGE-ME/>$password} >/dev/null
 redis-cli -p "$acl_PORT" ACL SETUSER no-eval on ">$password" '~*' '&*' +@all -evalsha -eval \
   >/dev/null
 redis-cli -p "$acl_PORT" ACL SETUSER no-hset on ">$password" '~*' '&*' +@all -hset >/dev/null
+redis-cli -p "$acl_PORT" ACL SETUSER no-bitop on ">$password" '~*' '&*' +@all -bitop >/dev/null
+redis-cli -p "$acl_PORT" ACL SETUSER no-multi on ">$password" '~*' '&*' +@all -multi >/dev/null
+redis-cli -p "$acl_PORT" ACL SETUSER no-exec on ">$password" '~*' '&*' +@all -exec >/dev/null
 export RCOORD_PASSWORD=$password
 R=("$RCOORD" -p "$acl_PORT" --user rcoord)
 
@@ -38,6 +41,21 @@ expect 0 "${R[@]}" bloom reserve acl-bloom --capacity 1000 --error-rate 0.01
 expect 0 "${R[@]}" -q bloom add acl-bloom a b c
 expect 0 "${R[@]}" -q bloom test acl-bloom a b
 expect 0 "${R[@]}" bloom info acl-bloom
+# A large add merges bits (MULTI, EXEC, BITOP); a user refused one sets them with BITFIELD: the
+# same answers, item by item, and no scratch key left behind.
+{ seq 1 20000; seq 1 500; } >"$TEST_TMP/acl-big-items"
+for user in rcoord no-bitop no-multi no-exec; do
+  RU=("$RCOORD" -p "$acl_PORT" --user "$user")
+  expect 0 "${RU[@]}" bloom reserve "acl-big-$user" --capacity 50000 --error-rate 0.01
+  expect 0 "${RU[@]}" bloom add "acl-big-$user" <"$TEST_TMP/acl-big-items"
+  printf '%s\n' "$OUT" >"$TEST_TMP/acl-big-$user"
+  lines=$(wc -l <"$TEST_TMP/acl-big-$user")
+  [ "$lines" -gt 19000 ] && [ "$lines" -le 20000 ] || fail "bloom add as $user: $lines added"
+done
+cmp -s "$TEST_TMP/acl-big-rcoord" "$TEST_TMP/acl-big-no-bitop" || fail "answers without BITOP differ"
+cmp -s "$TEST_TMP/acl-big-rcoord" "$TEST_TMP/acl-big-no-multi" || fail "answers without MULTI differ"
+cmp -s "$TEST_TMP/acl-big-rcoord" "$TEST_TMP/acl-big-no-exec" || fail "answers without EXEC differ"
+assert_eq "$(redis-cli -p "$acl_PORT" --scan --pattern '*scratch*')" "" "no scratch key left"
 expect 0 "${R[@]}" -q pf add acl-pf a b c
 # A large input merges registers through a scratch key beside the HyperLogLog.
 seq 1 20000 | expect 0 "${R[@]}" -q pf add acl-pf-big

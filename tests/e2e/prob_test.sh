@@ -151,6 +151,29 @@ assert sum(int(h["items:%d" % i]) for i in range(int(h["layers"]))) == int(h["it
 PY
 pass "4 concurrent writers: every item present, counts exact, no layer over capacity"
 
+# --- concurrency on the merge route: 4 writers, the same items, one layer ------------------
+# A filter of one small layer takes large adds as merged bitmaps (MULTI, GET, BITOP): of the
+# writers adding the same item at once, at most one may see it added (none when its bits were
+# all set by other items), as with BITFIELD.
+expect 0 "$RCOORD" bloom reserve same --capacity 200000 --error-rate 0.01
+seq 1 20000 | sed "s/^/same-/" >"$TEST_TMP/same"
+pids=()
+for w in 1 2 3 4; do
+  "$RCOORD" bloom add same <"$TEST_TMP/same" >"$TEST_TMP/same$w.out" 2>&1 &
+  pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p" || fail "a writer failed: $(cat "$TEST_TMP"/same*.out)"; done
+twice=$(cat "$TEST_TMP"/same[1-4].out | sort | uniq -d | head -3)
+assert_eq "$twice" "" "an item two writers both saw added"
+added=$(cat "$TEST_TMP"/same[1-4].out | wc -l)
+[ "$added" -ge 19800 ] && [ "$added" -le 20000 ] || fail "items added over the writers: $added"
+expect 0 "$RCOORD" --json bloom info same
+assert_eq "$(json_field "$OUT" items)" "$added" "items = sum of added over the writers"
+assert_eq "$(json_field "$OUT" layers)" 1
+[ "$(redis-cli -p "$R_PORT" INFO commandstats | grep -c '^cmdstat_bitop:')" -eq 1 ] ||
+  fail "the writers merged no bitmap"
+pass "4 concurrent writers of the same items on the merge route: each added at most once"
+
 # --- pf -------------------------------------------------------------------------------------
 expect 0 "$RCOORD" pf add visitors 1.2.3.4 5.6.7.8
 assert_contains "$OUT" "changed: true"

@@ -12,6 +12,7 @@
 #include "errors.hpp"
 #include "hll.hpp"
 #include "lua_scripts.hpp"
+#include "murmur3.hpp"
 #include "pf.hpp"
 #include "redis_server.hpp"
 
@@ -67,9 +68,10 @@ std::size_t count_present(rcoord::Connection& conn, const rcoord::Keys& keys,
 }  // namespace
 
 TEST_CASE_FIXTURE(Fixture, "every bloom/complete script loads under its embedded SHA1") {
-  for (const auto* s : {&rcoord::lua::kBloomCreate, &rcoord::lua::kBloomGrant,
-                        &rcoord::lua::kCompleteAdd, &rcoord::lua::kCompleteRemove,
-                        &rcoord::lua::kCompleteSuggest, &rcoord::lua::kCompleteRecentPush}) {
+  for (const auto* s :
+       {&rcoord::lua::kBloomCreate, &rcoord::lua::kBloomGrant, &rcoord::lua::kBloomMerge,
+        &rcoord::lua::kPfAddRegisters, &rcoord::lua::kCompleteAdd, &rcoord::lua::kCompleteRemove,
+        &rcoord::lua::kCompleteSuggest, &rcoord::lua::kCompleteRecentPush}) {
     auto r = conn.command({"SCRIPT", "LOAD", std::string(s->body)});
     CHECK(rcoord::reply_string(r.get()) == s->sha1);
   }
@@ -403,6 +405,109 @@ std::string registers_of(rcoord::Connection& conn, const std::string& key) {
 }  // namespace
 
 // A server of its own, so that its command counts are this test's alone.
+TEST_CASE("bloom add of a large input merges its bits: the same bits and answers as BITFIELD") {
+  rcoord::test::RedisServer server;
+  rcoord::Connection conn = server.connect();
+  rcoord::Keys keys{"t:"};
+  bloom::reserve(conn, keys, "f", {100000, 0.01, 2, false});
+  const bloom::Layer l{100000, 959296, 7, 0, 0};
+  std::string layer = keys.aux("bloom", "f", "0");
+
+  // A few items are not worth the bitmap: BITFIELD.
+  auto few = numbered("few-", 0, 10);
+  add_all(conn, keys, "f", few);
+  CHECK(calls_of(conn, "bitop") == 0);
+
+  // Items repeated within a batch, right away and later, and across batches.
+  std::vector<std::string> items;
+  for (std::size_t i = 0; i < 30'000; ++i) {
+    items.push_back("item-" + std::to_string(i));
+    if (i % 7 == 0) items.push_back("item-" + std::to_string(i / 2));
+    if (i % 11 == 0) items.push_back("item-" + std::to_string(i));
+  }
+  auto results = add_all(conn, keys, "f", items);
+  REQUIRE(results.size() == items.size());
+  CHECK(calls_of(conn, "bitop") >= 1);
+
+  // The reference: one BITFIELD per item, in order, on a bitmap of the same size.
+  conn.command({"SETBIT", "ref", std::to_string(l.bits - 1), "0"});
+  for (const auto& item : few) {
+    bloom::for_each_position(rcoord::murmur3_128(item), l.bits, l.hashes, [&](std::uint64_t p) {
+      conn.command({"SETBIT", "ref", std::to_string(p), "1"});
+    });
+  }
+  std::size_t mismatches = 0;
+  std::int64_t added = 0;
+  for (std::size_t first = 0; first < items.size(); first += 1000) {
+    std::size_t last = std::min(items.size(), first + 1000);
+    std::vector<rcoord::Args> commands;
+    for (std::size_t i = first; i < last; ++i) {
+      rcoord::Args cmd{"BITFIELD", "ref"};
+      bloom::for_each_position(rcoord::murmur3_128(items[i]), l.bits, l.hashes,
+                               [&](std::uint64_t p) {
+                                 cmd.insert(cmd.end(), {"SET", "u1", std::to_string(p), "1"});
+                               });
+      commands.push_back(std::move(cmd));
+    }
+    auto replies = conn.pipeline(commands);
+    for (std::size_t i = first; i < last; ++i) {
+      bool was_added = !bloom::bits_all_ones(replies[i - first].get());
+      added += was_added ? 1 : 0;
+      mismatches += was_added == results[i].yes ? 0 : 1;
+    }
+  }
+  CHECK(mismatches == 0);
+  CHECK(added < static_cast<std::int64_t>(items.size()));  // the repeats were not added
+  CHECK(rcoord::reply_string(conn.command({"GET", layer}).get()) ==
+        rcoord::reply_string(conn.command({"GET", "ref"}).get()));
+  CHECK(bloom::info(conn, keys, "f").items == added + static_cast<std::int64_t>(few.size()));
+  CHECK(conn.command({"DBSIZE"})->integer == 3);  // metadata, layer, ref: no scratch key left
+
+  // bloom test of as many items reads the bitmap whole: the answers of BITFIELD_RO.
+  auto probes = numbered("probe-", 0, 20'000);
+  probes.insert(probes.end(), items.begin(), items.begin() + 5000);
+  auto reads_before = calls_of(conn, "bitfield_ro");
+  bloom::Tester tester(conn, keys, "f");
+  std::vector<bloom::ItemResult> answers;
+  for (std::size_t i = 0; i < probes.size(); i += bloom::kBatchSize) {
+    std::vector<std::string> batch(probes.begin() + static_cast<std::ptrdiff_t>(i),
+                                   probes.begin() + static_cast<std::ptrdiff_t>(std::min(
+                                                        probes.size(), i + bloom::kBatchSize)));
+    const auto& r = tester.test(batch);
+    answers.insert(answers.end(), r.begin(), r.end());
+  }
+  const auto& rest = tester.finish();
+  answers.insert(answers.end(), rest.begin(), rest.end());
+  REQUIRE(answers.size() == probes.size());
+  CHECK(calls_of(conn, "bitfield_ro") == reads_before);
+  std::size_t wrong = 0;
+  std::size_t present = 0;
+  for (std::size_t i = 0; i < probes.size(); ++i) {
+    rcoord::Args cmd{"BITFIELD_RO", "ref"};
+    bloom::for_each_position(rcoord::murmur3_128(probes[i]), l.bits, l.hashes,
+                             [&](std::uint64_t p) {
+                               cmd.insert(cmd.end(), {"GET", "u1", std::to_string(p)});
+                             });
+    bool yes = bloom::bits_all_ones(conn.command(cmd).get());
+    present += yes ? 1 : 0;
+    wrong += yes == answers[i].yes && answers[i].item == probes[i] ? 0 : 1;
+  }
+  CHECK(wrong == 0);
+  CHECK(present >= 5000);  // the added ones, and a few false positives
+  CHECK(present < 5000 + 1000);
+
+  // A filter's expiry outlives a merge (BITOP writes a new value, without it).
+  bloom::ReserveOptions expiring{100000, 0.01, 2, false};
+  expiring.expire = rcoord::Millis{60'000};
+  bloom::reserve(conn, keys, "g", expiring);
+  auto before = calls_of(conn, "bitop");
+  add_all(conn, keys, "g", numbered("g-", 0, 5000));
+  CHECK(calls_of(conn, "bitop") > before);
+  auto ttl = conn.command({"PTTL", keys.aux("bloom", "g", "0")})->integer;
+  CHECK(ttl > 0);
+  CHECK(ttl <= 60'000);
+}
+
 TEST_CASE("pf add of a large input merges its registers: the same as PFADD's, changed exact") {
   rcoord::test::RedisServer server;
   rcoord::Connection conn = server.connect();
