@@ -545,6 +545,7 @@ void Adder::gather(const std::vector<std::string>& items) {
   for (const auto& item : items) {
     group_.hashes.push_back(murmur3_128(item));
     group_.results.push_back(ItemResult{item, false, false});
+    group_bytes_ += item.size();
   }
 }
 
@@ -557,6 +558,7 @@ bool Adder::worth_merging() const {
 const std::vector<ItemResult>& Adder::run_group(bool merge) {
   Batch b = std::move(group_);
   group_ = Batch{};
+  group_bytes_ = 0;
   auto n = static_cast<std::int64_t>(b.results.size());
   bool merged = false;
   if (merge && n > 0) {
@@ -689,6 +691,7 @@ const std::vector<ItemResult>& Adder::add(const std::vector<std::string>& items)
   if (gathering()) {
     gather(items);
     if (worth_merging()) return run_group(true);
+    if (group_bytes_ >= kMaxGatherBytes) return run_group(false);
     done_ = Batch{};
     return done_.results;
   }
@@ -828,7 +831,7 @@ bool Tester::gathering() const {
 bool Tester::worth_reading() const {
   return group_.size() * total_hashes(meta_.layers) * kMergeBytesPerBit >=
              total_bytes(meta_.layers) ||
-         group_.size() >= kMaxGatherItems;
+         group_.size() >= kMaxGatherItems || group_bytes_ >= kMaxGatherBytes;
 }
 
 void Tester::test_group() {
@@ -841,7 +844,7 @@ void Tester::test_group() {
                               "another type than the string of a bloom filter's layer");
     }
   }
-  for (const auto& item : group_) {
+  for (auto& item : group_) {
     Hash128 h = murmur3_128(item);
     bool present = false;
     for (std::size_t layer = 0; !present && layer < meta_.layers.size(); ++layer) {
@@ -857,9 +860,10 @@ void Tester::test_group() {
           });
       present = all_set;
     }
-    done_.push_back(ItemResult{item, present, false});
+    done_.push_back(ItemResult{std::move(item), present, false});
   }
   group_.clear();
+  group_bytes_ = 0;
 }
 
 const std::vector<ItemResult>& Tester::test(const std::vector<std::string>& items) {
@@ -867,6 +871,7 @@ const std::vector<ItemResult>& Tester::test(const std::vector<std::string>& item
   if (gathering()) {
     done_.clear();
     group_.insert(group_.end(), items.begin(), items.end());
+    for (const auto& item : items) group_bytes_ += item.size();
     if (worth_reading()) test_group();
     return done_;
   }
@@ -906,6 +911,7 @@ const std::vector<ItemResult>& Tester::finish() {
     // Too few to be worth the bitmaps: BITFIELD_RO, as a small input always went.
     std::vector<std::string> rest = std::move(group_);
     group_.clear();
+    group_bytes_ = 0;
     test_bits(rest);
   }
   complete();

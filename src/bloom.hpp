@@ -68,6 +68,9 @@ constexpr std::size_t kMaxMergeBytes = std::size_t{4} << 20;
 constexpr std::size_t kMergeBytesPerBit = 32;
 /// At most this many items are gathered for one merge.
 constexpr std::size_t kMaxGatherItems = 65536;
+/// Gathered items of this many bytes in all go at once (memory stays flat with long items):
+/// merged when they are worth it, else by BITFIELD.
+constexpr std::size_t kMaxGatherBytes = std::size_t{8} << 20;
 
 struct Sizing {
   std::uint64_t bits = 0;
@@ -231,10 +234,11 @@ class Adder {
   Args grant_keys_;  ///< the KEYS of the grant in flight, to name a key it refuses
   std::string speculative_;
   std::string out_;
-  Batch group_;                 ///< items gathered for a merge
-  std::string scratch_key_;     ///< exists only inside a merge's transaction
-  std::string bitmap_;          ///< a group's bits, then the layer's as the answers go
-  bool merge_refused_ = false;  ///< the server refused a merge: BITFIELD from then on
+  Batch group_;                  ///< items gathered for a merge
+  std::size_t group_bytes_ = 0;  ///< of the items in group_
+  std::string scratch_key_;      ///< exists only inside a merge's transaction
+  std::string bitmap_;           ///< a group's bits, then the layer's as the answers go
+  bool merge_refused_ = false;   ///< the server refused a merge: BITFIELD from then on
 };
 
 /// Tests items batch by batch, pipelined like Adder. A missing filter holds nothing.
@@ -273,6 +277,7 @@ class Tester {
   std::vector<ItemResult> done_;
   std::string out_;
   std::vector<std::string> group_;  ///< items gathered for reading the bitmaps whole
+  std::size_t group_bytes_ = 0;     ///< of the items in group_
 };
 
 /// Member names are the JSON fields (SPEC: capacity, error_rate, items, layers, bits,
