@@ -527,18 +527,45 @@ void set_bit(std::string& bitmap, std::uint64_t pos) {
       static_cast<char>(static_cast<unsigned char>(bitmap[pos / 8]) | (0x80u >> (pos % 8)));
 }
 
+std::size_t total_bytes(const std::vector<Layer>& layers) {
+  std::size_t bytes = 0;
+  for (const auto& l : layers) bytes += bitmap_bytes(l);
+  return bytes;
+}
+
+std::size_t total_hashes(const std::vector<Layer>& layers) {
+  std::size_t hashes = 0;
+  for (const auto& l : layers) hashes += l.hashes;
+  return hashes;
+}
+
+// Whether every bit of the item with hash `h` is set in `bitmap`, a layer `l` as GET read it
+// (nil, or shorter than the layer: the bits past its end are 0).
+bool all_bits_set(const redisReply* bitmap, const Hash128& h, const Layer& l) {
+  if (bitmap->type != REDIS_REPLY_STRING) return false;
+  bool all_set = true;
+  for_each_position(h, l.bits, l.hashes, [&](std::uint64_t pos) {
+    if (pos / 8 >= bitmap->len ||
+        (static_cast<unsigned char>(bitmap->str[pos / 8]) & (0x80u >> (pos % 8))) == 0) {
+      all_set = false;
+    }
+  });
+  return all_set;
+}
+
 }  // namespace
 
-// Gathering pays on a filter of one layer whose bitmap is small enough to hold, and which a
-// group of at most kMaxGatherItems items can be worth; with nothing of the pipelined path in
-// flight (a filter that grew a layer meanwhile goes on that path).
+// Gathering pays on a filter whose layers are small enough to hold, and which a group of at
+// most kMaxGatherItems items can be worth (each item reads its bits in the older layers and
+// sets them in the newest); with nothing of the pipelined path in flight (a filter that grew
+// past the limit meanwhile goes on that path).
 bool Adder::gathering() const {
-  if (merge_refused_ || flight_.in_flight || grant_in_flight_ || meta_.layers.size() != 1) {
+  if (merge_refused_ || flight_.in_flight || grant_in_flight_ || meta_.layers.empty()) {
     return false;
   }
-  const Layer& l = meta_.layers.front();
-  std::size_t bytes = bitmap_bytes(l);
-  return bytes <= kMaxMergeBytes && bytes <= kMaxGatherItems * l.hashes * kMergeBytesPerBit;
+  std::size_t bytes = total_bytes(meta_.layers);
+  return bytes <= kMaxMergeBytes &&
+         bytes <= kMaxGatherItems * total_hashes(meta_.layers) * kMergeBytesPerBit;
 }
 
 void Adder::gather(const std::vector<std::string>& items) {
@@ -550,25 +577,52 @@ void Adder::gather(const std::vector<std::string>& items) {
 }
 
 bool Adder::worth_merging() const {
-  const Layer& l = meta_.layers.front();
-  return group_.results.size() * l.hashes * kMergeBytesPerBit >= bitmap_bytes(l) ||
+  return group_.results.size() * total_hashes(meta_.layers) * kMergeBytesPerBit >=
+             total_bytes(meta_.layers) ||
          group_.results.size() >= kMaxGatherItems;
+}
+
+// The items of b found in an older layer (read whole, GET) are answered: present, not added.
+// Returns the others, which the newest layer is to take.
+std::vector<std::size_t> Adder::absent_from_older(Batch& b) {
+  std::vector<std::size_t> absent;
+  std::size_t older = meta_.layers.size() - 1;
+  std::vector<Args> gets;
+  for (std::size_t i = 0; i < older; ++i) gets.push_back({"GET", layer_key(keys_, name_, i)});
+  std::vector<Reply> bitmaps = gets.empty() ? std::vector<Reply>{} : conn_.pipeline(gets);
+  for (std::size_t i = 0; i < bitmaps.size(); ++i) {
+    if (bitmaps[i]->type == REDIS_REPLY_ERROR) {
+      throw foreign_key_error(gets[i][1], "another type than the string of a bloom filter's layer");
+    }
+  }
+  for (std::size_t item = 0; item < b.results.size(); ++item) {
+    bool present = false;
+    for (std::size_t i = 0; !present && i < older; ++i) {
+      present = all_bits_set(bitmaps[i].get(), b.hashes[item], meta_.layers[i]);
+    }
+    if (!present) absent.push_back(item);
+  }
+  return absent;
 }
 
 const std::vector<ItemResult>& Adder::run_group(bool merge) {
   Batch b = std::move(group_);
   group_ = Batch{};
   group_bytes_ = 0;
-  auto n = static_cast<std::int64_t>(b.results.size());
   bool merged = false;
-  if (merge && n > 0) {
-    Grant g = grant_now(n);
-    bool whole =
-        g.valid && g.status == 1 && g.layer == 0 && meta_.layers.size() == 1 && g.granted >= n;
-    merged = whole && merge_bits(b, g.granted);
+  if (merge && !b.results.empty()) {
+    std::size_t newest = meta_.layers.size() - 1;
+    std::vector<std::size_t> absent = absent_from_older(b);
+    auto n = static_cast<std::int64_t>(absent.size());
+    Grant g = n > 0 ? grant_now(n) : Grant{};
+    // The whole group in the newest layer as this writer knows it (grant_now re-read the
+    // layers when they changed), or the general case.
+    bool whole = g.valid && g.status == 1 && g.layer == static_cast<std::int64_t>(newest) &&
+                 meta_.layers.size() == newest + 1 && g.granted >= n;
+    merged = n == 0 || (whole && merge_bits(b, absent, newest, g.granted));
     if (!merged && g.valid && g.status == 1) settle(g.layer, g.granted, 0);  // slots back
   }
-  if (!merged && n > 0) slow_path(b);
+  if (!merged && !b.results.empty()) slow_path(b);
   done_ = std::move(b);
   return done_.results;
 }
@@ -625,12 +679,14 @@ Reply Adder::send_merge(const std::string& key) {
                                    queue_error));
 }
 
-bool Adder::merge_bits(Batch& b, std::int64_t granted) {
-  const Layer& l = meta_.layers.front();
-  std::string key = layer_key(keys_, name_, 0);
+bool Adder::merge_bits(Batch& b, const std::vector<std::size_t>& items, std::size_t layer,
+                       std::int64_t granted) {
+  const Layer& l = meta_.layers[layer];
+  std::string key = layer_key(keys_, name_, layer);
   bitmap_.assign(bitmap_bytes(l), '\0');
-  for (const auto& h : b.hashes) {
-    for_each_position(h, l.bits, l.hashes, [&](std::uint64_t pos) { set_bit(bitmap_, pos); });
+  for (std::size_t i : items) {
+    for_each_position(b.hashes[i], l.bits, l.hashes,
+                      [&](std::uint64_t pos) { set_bit(bitmap_, pos); });
   }
   Reply exec = send_merge(key);
   if (exec && exec->type == REDIS_REPLY_ARRAY && exec->elements == 3 &&
@@ -658,22 +714,22 @@ bool Adder::merge_bits(Batch& b, std::int64_t granted) {
   if (old->type == REDIS_REPLY_ERROR) {
     throw foreign_key_error(key, "another type than the string of a bloom filter's layer");
   }
-  std::int64_t added =
-      answer_from(b, old->type == REDIS_REPLY_STRING ? std::string_view(old->str, old->len)
-                                                     : std::string_view{});
-  settle(0, granted - added, added);
+  std::int64_t added = answer_from(
+      b, items, l,
+      old->type == REDIS_REPLY_STRING ? std::string_view(old->str, old->len) : std::string_view{});
+  settle(static_cast<std::int64_t>(layer), granted - added, added);
   return true;
 }
 
-// Answers b's items, in order, from `before`, the layer's bits before the merge: an item is
-// added when one of its bits was still 0, counting the bits of the items before it.
-std::int64_t Adder::answer_from(Batch& b, std::string_view before) {
-  const Layer& l = meta_.layers.front();
+// Answers `items` of b, in order, from `before`, the bits of layer `l` before the merge: an
+// item is added when one of its bits was still 0, counting the bits of the items before it.
+std::int64_t Adder::answer_from(Batch& b, const std::vector<std::size_t>& items, const Layer& l,
+                                std::string_view before) {
   bitmap_.assign(bitmap_bytes(l), '\0');
   bitmap_.replace(0, std::min(bitmap_.size(), before.size()),
                   before.substr(0, std::min(bitmap_.size(), before.size())));
   std::int64_t added = 0;
-  for (std::size_t i = 0; i < b.results.size(); ++i) {
+  for (std::size_t i : items) {
     bool all_set = true;
     for_each_position(b.hashes[i], l.bits, l.hashes, [&](std::uint64_t pos) {
       if (bit_at(bitmap_, pos)) return;
@@ -805,22 +861,6 @@ void Tester::load() {
   loaded_ = true;
 }
 
-namespace {
-
-std::size_t total_bytes(const std::vector<Layer>& layers) {
-  std::size_t bytes = 0;
-  for (const auto& l : layers) bytes += bitmap_bytes(l);
-  return bytes;
-}
-
-std::size_t total_hashes(const std::vector<Layer>& layers) {
-  std::size_t hashes = 0;
-  for (const auto& l : layers) hashes += l.hashes;
-  return hashes;
-}
-
-}  // namespace
-
 bool Tester::gathering() const {
   if (!exists_ || in_flight_) return false;
   std::size_t bytes = total_bytes(meta_.layers);
@@ -848,17 +888,7 @@ void Tester::test_group() {
     Hash128 h = murmur3_128(item);
     bool present = false;
     for (std::size_t layer = 0; !present && layer < meta_.layers.size(); ++layer) {
-      const redisReply* bitmap = replies[layer].get();
-      if (bitmap->type != REDIS_REPLY_STRING) continue;  // a missing layer holds nothing
-      bool all_set = true;
-      for_each_position(
-          h, meta_.layers[layer].bits, meta_.layers[layer].hashes, [&](std::uint64_t pos) {
-            if (pos / 8 >= bitmap->len ||
-                (static_cast<unsigned char>(bitmap->str[pos / 8]) & (0x80u >> (pos % 8))) == 0) {
-              all_set = false;
-            }
-          });
-      present = all_set;
+      present = all_bits_set(replies[layer].get(), h, meta_.layers[layer]);
     }
     done_.push_back(ItemResult{std::move(item), present, false});
   }

@@ -18,11 +18,12 @@
 /// layer from a Lua script (bloom_grant.lua), so together they never put more than a layer's
 /// capacity into it; slots not needed are given back when the batch is settled.
 ///
-/// Large adds to a filter of one layer of at most kMaxMergeBytes gather items instead, until
-/// their bits are worth the whole bitmap (kMergeBytesPerBit), and merge them in one
-/// transaction: GET of the layer, SET of the group's bits to a scratch key, then BITOP OR
-/// (bloom_merge.lua). Each item is answered from the bits as they were, in order, so the
-/// answers are those of BITFIELD, duplicates within the group included.
+/// Large adds to a filter whose layers hold at most kMaxMergeBytes in all gather items instead,
+/// until their bits are worth the whole bitmaps (kMergeBytesPerBit): the older layers are read
+/// whole (GET; an item found there is present, as test_layers finds it), and the others are
+/// merged into the newest layer in one transaction: GET of the layer, SET of their bits to a
+/// scratch key, then BITOP OR (bloom_merge.lua). Each item is answered from the bits as they
+/// were, in order, so the answers are those of BITFIELD, duplicates within the group included.
 
 #include <array>
 #include <cstdint>
@@ -60,7 +61,7 @@ constexpr std::size_t kBatchSize = 2000;
 /// sharing bits with an earlier item, sees the bits that item set), while the server's cost
 /// per command, parsing and dispatch, is shared by all of them.
 constexpr std::size_t kItemsPerBitfield = 16;
-/// A layer's bitmap is read and merged whole only up to this size (memory stays flat).
+/// A filter's bitmaps are read and merged whole only up to this size in all (memory stays flat).
 constexpr std::size_t kMaxMergeBytes = std::size_t{4} << 20;
 /// A group of items is merged as a bitmap once it sets at least one bit per this many bytes
 /// of the bitmap: the server then reads, writes and replicates no more bytes than the
@@ -209,12 +210,16 @@ class Adder {
   bool worth_merging() const;
   /// The gathered items, merged (`merge`) or as BITFIELD; their results in done_.
   const std::vector<ItemResult>& run_group(bool merge);
-  /// Merges b's bits into layer 0 where `granted` slots were taken for it; false when the
-  /// server refused the transaction or BITOP (an ACL without them): nothing was changed.
-  bool merge_bits(Batch& b, std::int64_t granted);
+  std::vector<std::size_t> absent_from_older(Batch& b);
+  /// Merges the bits of b's `items` into `layer`, where `granted` slots were taken for them;
+  /// false when the server refused the transaction or BITOP (an ACL without them): nothing
+  /// was changed.
+  bool merge_bits(Batch& b, const std::vector<std::size_t>& items, std::size_t layer,
+                  std::int64_t granted);
   Reply send_merge(const std::string& key);
-  /// Answers b's items from the layer's bits before the merge; how many were added.
-  std::int64_t answer_from(Batch& b, std::string_view before);
+  /// Answers b's `items` from the bits of layer `l` before the merge; how many were added.
+  std::int64_t answer_from(Batch& b, const std::vector<std::size_t>& items, const Layer& l,
+                           std::string_view before);
 
   Connection& conn_;
   const Keys& keys_;

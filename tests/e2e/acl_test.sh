@@ -43,6 +43,8 @@ expect 0 "${R[@]}" -q bloom test acl-bloom a b
 expect 0 "${R[@]}" bloom info acl-bloom
 # A large add merges bits (MULTI, EXEC, BITOP); a user refused one sets them with BITFIELD: the
 # same answers, item by item, and no scratch key left behind.
+# The same into a filter bloom add creates (10000 items, scaling): it grows layers as the
+# items come, the older ones read whole, the newest merged.
 { seq 1 20000; seq 1 500; } >"$TEST_TMP/acl-big-items"
 for user in rcoord no-bitop no-multi no-exec; do
   RU=("$RCOORD" -p "$acl_PORT" --user "$user")
@@ -51,10 +53,16 @@ for user in rcoord no-bitop no-multi no-exec; do
   printf '%s\n' "$OUT" >"$TEST_TMP/acl-big-$user"
   lines=$(wc -l <"$TEST_TMP/acl-big-$user")
   [ "$lines" -gt 19000 ] && [ "$lines" -le 20000 ] || fail "bloom add as $user: $lines added"
+  expect 0 "${RU[@]}" bloom add "acl-grow-$user" <"$TEST_TMP/acl-big-items"
+  printf '%s\n' "$OUT" >"$TEST_TMP/acl-grow-$user"
+  expect 0 "${RU[@]}" --json bloom info "acl-grow-$user"
+  [ "$(json_field "$OUT" layers)" -ge 2 ] || fail "the created filter did not grow a layer"
 done
-cmp -s "$TEST_TMP/acl-big-rcoord" "$TEST_TMP/acl-big-no-bitop" || fail "answers without BITOP differ"
-cmp -s "$TEST_TMP/acl-big-rcoord" "$TEST_TMP/acl-big-no-multi" || fail "answers without MULTI differ"
-cmp -s "$TEST_TMP/acl-big-rcoord" "$TEST_TMP/acl-big-no-exec" || fail "answers without EXEC differ"
+for user in no-bitop no-multi no-exec; do
+  cmp -s "$TEST_TMP/acl-big-rcoord" "$TEST_TMP/acl-big-$user" || fail "answers as $user differ"
+  cmp -s "$TEST_TMP/acl-grow-rcoord" "$TEST_TMP/acl-grow-$user" ||
+    fail "answers as $user differ on a filter that grew"
+done
 assert_eq "$(redis-cli -p "$acl_PORT" --scan --pattern '*scratch*')" "" "no scratch key left"
 expect 0 "${R[@]}" -q pf add acl-pf a b c
 # A large input merges registers through a scratch key beside the HyperLogLog.
