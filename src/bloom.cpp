@@ -582,49 +582,81 @@ bool Adder::worth_merging() const {
          group_.results.size() >= kMaxGatherItems;
 }
 
-// The items of b found in an older layer (read whole, GET) are answered: present, not added.
-// Returns the others, which the newest layer is to take.
-std::vector<std::size_t> Adder::absent_from_older(Batch& b) {
-  std::vector<std::size_t> absent;
-  std::size_t older = meta_.layers.size() - 1;
+bool Adder::group_ready() const {
+  return (group_.results.size() >= kMinGatherItems && worth_merging()) ||
+         group_.results.size() >= kMaxGatherItems || group_bytes_ >= kMaxGatherBytes;
+}
+
+// Drops from `items` (indexes into b) those found in layers [from, to), read whole (GET):
+// they are present, not added (their results stay so).
+void Adder::drop_present(const Batch& b, std::vector<std::size_t>& items, std::size_t from,
+                         std::size_t to) {
+  if (from >= to || items.empty()) return;
   std::vector<Args> gets;
-  for (std::size_t i = 0; i < older; ++i) gets.push_back({"GET", layer_key(keys_, name_, i)});
-  std::vector<Reply> bitmaps = gets.empty() ? std::vector<Reply>{} : conn_.pipeline(gets);
+  for (std::size_t i = from; i < to; ++i) gets.push_back({"GET", layer_key(keys_, name_, i)});
+  std::vector<Reply> bitmaps = conn_.pipeline(gets);
   for (std::size_t i = 0; i < bitmaps.size(); ++i) {
     if (bitmaps[i]->type == REDIS_REPLY_ERROR) {
       throw foreign_key_error(gets[i][1], "another type than the string of a bloom filter's layer");
     }
   }
-  for (std::size_t item = 0; item < b.results.size(); ++item) {
-    bool present = false;
-    for (std::size_t i = 0; !present && i < older; ++i) {
-      present = all_bits_set(bitmaps[i].get(), b.hashes[item], meta_.layers[i]);
+  std::erase_if(items, [&](std::size_t item) {
+    for (std::size_t i = from; i < to; ++i) {
+      if (all_bits_set(bitmaps[i - from].get(), b.hashes[item], meta_.layers[i])) return true;
     }
-    if (!present) absent.push_back(item);
-  }
-  return absent;
+    return false;
+  });
 }
 
 const std::vector<ItemResult>& Adder::run_group(bool merge) {
   Batch b = std::move(group_);
   group_ = Batch{};
   group_bytes_ = 0;
-  bool merged = false;
-  if (merge && !b.results.empty()) {
-    std::size_t newest = meta_.layers.size() - 1;
-    std::vector<std::size_t> absent = absent_from_older(b);
-    auto n = static_cast<std::int64_t>(absent.size());
-    Grant g = n > 0 ? grant_now(n) : Grant{};
-    // The whole group in the newest layer as this writer knows it (grant_now re-read the
-    // layers when they changed), or the general case.
-    bool whole = g.valid && g.status == 1 && g.layer == static_cast<std::int64_t>(newest) &&
-                 meta_.layers.size() == newest + 1 && g.granted >= n;
-    merged = n == 0 || (whole && merge_bits(b, absent, newest, g.granted));
-    if (!merged && g.valid && g.status == 1) settle(g.layer, g.granted, 0);  // slots back
-  }
-  if (!merged && !b.results.empty()) slow_path(b);
+  if (!merge || b.results.empty() || !merge_group(b)) slow_path(b);
   done_ = std::move(b);
   return done_.results;
+}
+
+// Merges what of b the newest layer has room for, and sends the rest, which comes after it in
+// the input, by the general path (it adds the next layer). False when nothing was merged (the
+// slots went back): the caller sends all of b by the general path.
+bool Adder::merge_group(Batch& b) {
+  std::size_t newest = meta_.layers.size() - 1;
+  std::vector<std::size_t> absent(b.results.size());
+  for (std::size_t i = 0; i < absent.size(); ++i) absent[i] = i;
+  drop_present(b, absent, 0, newest);
+  if (absent.empty()) return true;  // every item is present in an older layer
+  Grant g = grant_now(static_cast<std::int64_t>(absent.size()));
+  if (!g.valid || g.status != 1) return false;  // full, or layers changed: the general path
+  if (g.layer != static_cast<std::int64_t>(newest)) {
+    // Other writers added layers meanwhile (grant_now read them): the slots are in the new
+    // newest one; the layers between are older now, and read too (keeping the slots: giving
+    // a whole group's back would leave that layer short, as another writer may have added
+    // the next one since).
+    auto layer = static_cast<std::size_t>(g.layer);
+    if (layer + 1 != meta_.layers.size() || layer < newest) {
+      settle(g.layer, g.granted, 0);
+      return false;
+    }
+    drop_present(b, absent, newest, layer);
+    newest = layer;
+  }
+  std::size_t take = std::min(absent.size(), static_cast<std::size_t>(g.granted));
+  std::vector<std::size_t> rest(absent.begin() + static_cast<std::ptrdiff_t>(take), absent.end());
+  absent.resize(take);
+  if (!merge_bits(b, absent, newest, g.granted)) {
+    settle(g.layer, g.granted, 0);  // refused by ACL: nothing changed, the slots go back
+    return false;
+  }
+  if (rest.empty()) return true;
+  Batch tail;
+  for (std::size_t i : rest) {
+    tail.hashes.push_back(b.hashes[i]);
+    tail.results.push_back(std::move(b.results[i]));
+  }
+  slow_path(tail);
+  for (std::size_t i = 0; i < rest.size(); ++i) b.results[rest[i]] = std::move(tail.results[i]);
+  return true;
 }
 
 namespace {
@@ -746,8 +778,7 @@ const std::vector<ItemResult>& Adder::add(const std::vector<std::string>& items)
   load();
   if (gathering()) {
     gather(items);
-    if (worth_merging()) return run_group(true);
-    if (group_bytes_ >= kMaxGatherBytes) return run_group(false);
+    if (group_ready()) return run_group(worth_merging());
     done_ = Batch{};
     return done_.results;
   }
@@ -800,11 +831,11 @@ const std::vector<ItemResult>& Adder::add(const std::vector<std::string>& items)
 }
 
 const std::vector<ItemResult>& Adder::finish() {
-  // Items gathered but too few to be worth the bitmap go as BITFIELD, as a small input always
+  // Items gathered but too few to be worth the bitmaps go as BITFIELD, as a small input always
   // did. Nothing of the pipelined path is in flight while items are gathered.
   Batch gathered;
   if (!group_.results.empty()) {
-    run_group(false);
+    run_group(worth_merging());
     gathered = std::move(done_);
   }
   complete(flight_);
@@ -871,6 +902,12 @@ bool Tester::gathering() const {
 bool Tester::worth_reading() const {
   return group_.size() * total_hashes(meta_.layers) * kMergeBytesPerBit >=
              total_bytes(meta_.layers) ||
+         group_.size() >= kMaxGatherItems;
+}
+
+// As Adder's; a group of long items is read whole too (the bitmaps are small on this route).
+bool Tester::group_ready() const {
+  return (group_.size() >= kMinGatherItems && worth_reading()) ||
          group_.size() >= kMaxGatherItems || group_bytes_ >= kMaxGatherBytes;
 }
 
@@ -902,7 +939,7 @@ const std::vector<ItemResult>& Tester::test(const std::vector<std::string>& item
     done_.clear();
     group_.insert(group_.end(), items.begin(), items.end());
     for (const auto& item : items) group_bytes_ += item.size();
-    if (worth_reading()) test_group();
+    if (group_ready()) test_group();
     return done_;
   }
   return test_bits(items);
@@ -935,9 +972,10 @@ const std::vector<ItemResult>& Tester::test_bits(const std::vector<std::string>&
 }
 
 const std::vector<ItemResult>& Tester::finish() {
-  if (group_.empty()) {
-    done_.clear();
-  } else {
+  done_.clear();
+  if (!group_.empty() && worth_reading()) {
+    test_group();
+  } else if (!group_.empty()) {
     // Too few to be worth the bitmaps: BITFIELD_RO, as a small input always went.
     std::vector<std::string> rest = std::move(group_);
     group_.clear();

@@ -19,11 +19,12 @@
 /// capacity into it; slots not needed are given back when the batch is settled.
 ///
 /// Large adds to a filter whose layers hold at most kMaxMergeBytes in all gather items instead,
-/// until their bits are worth the whole bitmaps (kMergeBytesPerBit): the older layers are read
-/// whole (GET; an item found there is present, as test_layers finds it), and the others are
-/// merged into the newest layer in one transaction: GET of the layer, SET of their bits to a
-/// scratch key, then BITOP OR (bloom_merge.lua). Each item is answered from the bits as they
-/// were, in order, so the answers are those of BITFIELD, duplicates within the group included.
+/// until their bits are worth the whole bitmaps (kMergeBytesPerBit, kMinGatherItems): the older
+/// layers are read whole (GET; an item found there is present, as test_layers finds it), and
+/// the others are merged into the newest layer, as far as it has room, in one transaction: GET
+/// of the layer, SET of their bits to a scratch key, then BITOP OR (bloom_merge.lua). Each item
+/// is answered from the bits as they were, in order, so the answers are those of BITFIELD,
+/// duplicates within the group included.
 
 #include <array>
 #include <cstdint>
@@ -69,6 +70,10 @@ constexpr std::size_t kMaxMergeBytes = std::size_t{4} << 20;
 constexpr std::size_t kMergeBytesPerBit = 32;
 /// At most this many items are gathered for one merge.
 constexpr std::size_t kMaxGatherItems = 65536;
+/// While the input goes on, a group is merged (or read) once it has this many items, too, so
+/// that each group moves its bitmaps for many items; at the end of the input a smaller group
+/// is merged when it is worth the bitmaps, else it goes by BITFIELD.
+constexpr std::size_t kMinGatherItems = 16384;
 /// Gathered items of this many bytes in all go at once (memory stays flat with long items):
 /// merged when they are worth it, else by BITFIELD.
 constexpr std::size_t kMaxGatherBytes = std::size_t{8} << 20;
@@ -208,9 +213,13 @@ class Adder {
   bool gathering() const;
   void gather(const std::vector<std::string>& items);
   bool worth_merging() const;
+  /// Whether the group goes now, while the input goes on (add).
+  bool group_ready() const;
   /// The gathered items, merged (`merge`) or as BITFIELD; their results in done_.
   const std::vector<ItemResult>& run_group(bool merge);
-  std::vector<std::size_t> absent_from_older(Batch& b);
+  void drop_present(const Batch& b, std::vector<std::size_t>& items, std::size_t from,
+                    std::size_t to);
+  bool merge_group(Batch& b);
   /// Merges the bits of b's `items` into `layer`, where `granted` slots were taken for them;
   /// false when the server refused the transaction or BITOP (an ACL without them): nothing
   /// was changed.
@@ -266,6 +275,7 @@ class Tester {
   const std::vector<ItemResult>& test_bits(const std::vector<std::string>& items);
   bool gathering() const;
   bool worth_reading() const;
+  bool group_ready() const;
   /// Reads every layer whole (GET) and answers the gathered items into done_.
   void test_group();
 
