@@ -2,46 +2,16 @@
 
 #include <bit>
 
+#include "murmur3.hpp"
+
 namespace rcoord::hll {
 namespace {
 
-constexpr std::uint64_t kMultiplier = 0xc6a4a7935bd1e995ULL;
-constexpr int kShift = 47;
 constexpr std::uint64_t kSeed = 0xadc83b19ULL;  // the server's, for HyperLogLog items
 constexpr int kIndexBits = 14;
 constexpr int kRegisterBits = 6;
 
-std::uint64_t load_le(const unsigned char* p, std::size_t n) {
-  std::uint64_t v = 0;
-  for (std::size_t i = 0; i < n; ++i) v |= static_cast<std::uint64_t>(p[i]) << (8 * i);
-  return v;
-}
-
 }  // namespace
-
-std::uint64_t murmur64a(std::string_view data, std::uint64_t seed) {
-  const auto* p = reinterpret_cast<const unsigned char*>(data.data());
-  const std::size_t n = data.size();
-  // The server multiplies the length as a C int; lengths here never exceed that.
-  std::uint64_t h = seed ^ (static_cast<std::uint64_t>(n) * kMultiplier);
-  const std::size_t blocks = n / 8;
-  for (std::size_t i = 0; i < blocks; ++i) {
-    std::uint64_t k = load_le(p + 8 * i, 8);
-    k *= kMultiplier;
-    k ^= k >> kShift;
-    k *= kMultiplier;
-    h ^= k;
-    h *= kMultiplier;
-  }
-  if (std::size_t tail = n & 7; tail != 0) {
-    h ^= load_le(p + 8 * blocks, tail);
-    h *= kMultiplier;
-  }
-  h ^= h >> kShift;
-  h *= kMultiplier;
-  h ^= h >> kShift;
-  return h;
-}
 
 void Registers::add(std::string_view item) {
   std::uint64_t hash = murmur64a(item, kSeed);

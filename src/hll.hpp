@@ -17,10 +17,6 @@ constexpr std::size_t kRegisters = std::size_t{1} << 14;
 constexpr std::size_t kHeaderBytes = 16;
 constexpr std::size_t kDenseBytes = kHeaderBytes + (kRegisters * 6 + 7) / 8;
 
-/// MurmurHash64A (Austin Appleby's public-domain design), blocks read as little-endian, as the
-/// server hashes HyperLogLog items.
-std::uint64_t murmur64a(std::string_view data, std::uint64_t seed);
-
 class Registers {
  public:
   /// Raises the register `item` hashes to, as PFADD does on the server.

@@ -61,4 +61,30 @@ Hash128 murmur3_128(std::string_view data, std::uint32_t seed) {
   return {h1, h2};
 }
 
+std::uint64_t murmur64a(std::string_view data, std::uint64_t seed) {
+  constexpr std::uint64_t kMultiplier = 0xc6a4a7935bd1e995ULL;
+  constexpr int kShift = 47;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(data.data());
+  const std::size_t len = data.size();
+  // The server multiplies the length as a C int; lengths here never exceed that.
+  std::uint64_t h = seed ^ (static_cast<std::uint64_t>(len) * kMultiplier);
+  const std::size_t blocks = len / 8;
+  for (std::size_t i = 0; i < blocks; ++i) {
+    std::uint64_t k = load_le(bytes + 8 * i, 8);
+    k *= kMultiplier;
+    k ^= k >> kShift;
+    k *= kMultiplier;
+    h ^= k;
+    h *= kMultiplier;
+  }
+  if (std::size_t rest = len & 7; rest != 0) {
+    h ^= load_le(bytes + 8 * blocks, rest);
+    h *= kMultiplier;
+  }
+  h ^= h >> kShift;
+  h *= kMultiplier;
+  h ^= h >> kShift;
+  return h;
+}
+
 }  // namespace rcoord
