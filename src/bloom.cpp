@@ -518,9 +518,11 @@ namespace {
 
 std::size_t bitmap_bytes(const Layer& l) { return static_cast<std::size_t>((l.bits + 7) / 8); }
 
-// Bit `pos` of a bitmap as SETBIT counts: bit 0 is the most significant bit of byte 0.
-bool bit_at(const std::string& bitmap, std::uint64_t pos) {
-  return (static_cast<unsigned char>(bitmap[pos / 8]) & (0x80u >> (pos % 8))) != 0;
+// Bit `pos` of a bitmap as SETBIT counts: bit 0 is the most significant bit of byte 0. Bits
+// past the end of the string are 0 (a layer GET read shorter, or missing).
+bool bit_at(std::string_view bitmap, std::uint64_t pos) {
+  return pos / 8 < bitmap.size() &&
+         (static_cast<unsigned char>(bitmap[pos / 8]) & (0x80u >> (pos % 8))) != 0;
 }
 void set_bit(std::string& bitmap, std::uint64_t pos) {
   bitmap[pos / 8] =
@@ -540,17 +542,29 @@ std::size_t total_hashes(const std::vector<Layer>& layers) {
 }
 
 // Whether every bit of the item with hash `h` is set in `bitmap`, a layer `l` as GET read it
-// (nil, or shorter than the layer: the bits past its end are 0).
+// (a missing layer holds nothing).
 bool all_bits_set(const redisReply* bitmap, const Hash128& h, const Layer& l) {
   if (bitmap->type != REDIS_REPLY_STRING) return false;
+  std::string_view bits(bitmap->str, bitmap->len);
   bool all_set = true;
   for_each_position(h, l.bits, l.hashes, [&](std::uint64_t pos) {
-    if (pos / 8 >= bitmap->len ||
-        (static_cast<unsigned char>(bitmap->str[pos / 8]) & (0x80u >> (pos % 8))) == 0) {
-      all_set = false;
-    }
+    if (!bit_at(bits, pos)) all_set = false;
   });
   return all_set;
+}
+
+// The layers at `keys`, read whole (GET, pipelined); one that holds another type is refused.
+std::vector<Reply> read_layers(Connection& conn, const std::vector<std::string>& keys) {
+  std::vector<Args> gets;
+  gets.reserve(keys.size());
+  for (const auto& key : keys) gets.push_back({"GET", key});
+  std::vector<Reply> bitmaps = conn.pipeline(gets);
+  for (std::size_t i = 0; i < bitmaps.size(); ++i) {
+    if (bitmaps[i]->type == REDIS_REPLY_ERROR) {
+      throw foreign_key_error(keys[i], "another type than the string of a bloom filter's layer");
+    }
+  }
+  return bitmaps;
 }
 
 }  // namespace
@@ -592,14 +606,9 @@ bool Adder::group_ready() const {
 void Adder::drop_present(const Batch& b, std::vector<std::size_t>& items, std::size_t from,
                          std::size_t to) {
   if (from >= to || items.empty()) return;
-  std::vector<Args> gets;
-  for (std::size_t i = from; i < to; ++i) gets.push_back({"GET", layer_key(keys_, name_, i)});
-  std::vector<Reply> bitmaps = conn_.pipeline(gets);
-  for (std::size_t i = 0; i < bitmaps.size(); ++i) {
-    if (bitmaps[i]->type == REDIS_REPLY_ERROR) {
-      throw foreign_key_error(gets[i][1], "another type than the string of a bloom filter's layer");
-    }
-  }
+  std::vector<std::string> keys;
+  for (std::size_t i = from; i < to; ++i) keys.push_back(layer_key(keys_, name_, i));
+  std::vector<Reply> bitmaps = read_layers(conn_, keys);
   std::erase_if(items, [&](std::size_t item) {
     for (std::size_t i = from; i < to; ++i) {
       if (all_bits_set(bitmaps[i - from].get(), b.hashes[item], meta_.layers[i])) return true;
@@ -912,15 +921,7 @@ bool Tester::group_ready() const {
 }
 
 void Tester::test_group() {
-  std::vector<Args> gets;
-  for (const auto& key : layer_keys_) gets.push_back({"GET", key});
-  auto replies = conn_.pipeline(gets);
-  for (std::size_t i = 0; i < replies.size(); ++i) {
-    if (replies[i]->type == REDIS_REPLY_ERROR) {
-      throw foreign_key_error(layer_keys_[i],
-                              "another type than the string of a bloom filter's layer");
-    }
-  }
+  std::vector<Reply> replies = read_layers(conn_, layer_keys_);
   for (auto& item : group_) {
     Hash128 h = murmur3_128(item);
     bool present = false;
