@@ -383,7 +383,7 @@ int main(int argc, char** argv) {
   // `rcoord --version` alone needs no command tree, and CLI11 would answer it by throwing:
   // start-up is its whole cost, and the tree and the unwinding touch some ten pages more.
   if (argc == 2 && std::string_view(argv[1]) == "--version") {
-    std::printf("%s\n", kVersionLine);
+    std::puts(kVersionLine);
     return 0;
   }
   try {
