@@ -43,6 +43,13 @@ class Connection {
   /// the I/O timeout. A managed signal interrupts it with Error(kInterrupted).
   Reply command_blocking(const Args& args, Millis block);
 
+  /// As pipeline(), for commands of which one blocks (BLPOP...): the replies may take
+  /// `extra` longer than the I/O timeout (less when negative). A managed signal interrupts
+  /// the wait with Error(kInterrupted).
+  std::vector<Reply> pipeline_blocking(const std::vector<Args>& commands, Millis extra) {
+    return routed(commands, extra);
+  }
+
   /// Sends all commands in one write, then reads as many replies (error replies included).
   /// Redirected as a whole only when every reply is the same redirect (nothing ran); a
   /// pipeline only partly redirected returns its MOVED/ASK error replies in place.

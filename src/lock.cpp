@@ -25,7 +25,6 @@ namespace {
 // What the element accessors name when a script reply has not the shape they expect.
 constexpr std::string_view kScripts = "a lock script";
 
-using waiting::block_seconds;
 using waiting::jittered;
 using waiting::since;
 
@@ -69,12 +68,14 @@ Acquired acquire(Connection& conn, const Keys& keys, std::string_view name,
             opts.wait || !opts.busy_is_final ? "0" : "1"};
   result.who = opts.who;
 
+  Take take{script, k, args, [&] { release(conn, keys, name, token); },
+            [](const redisReply* reply) { return element_integer(reply, 0, kScripts) == 1; }};
   auto start = Clock::now();
+  result.sent = start;
+  Reply r = eval_taking(conn, script, k, args, take.give_back);
   for (;;) {
-    result.sent = Clock::now();
-    Reply r = eval_taking(conn, script, k, args, [&] { release(conn, keys, name, token); });
     result.waited_ms = since(start).count();
-    if (element_integer(r.get(), 0, kScripts) == 1) {
+    if (take.took(r.get())) {
       result.acquired = true;
       result.token = token;
       result.fence = element_integer(r.get(), 1, kScripts);
@@ -91,11 +92,12 @@ Acquired acquire(Connection& conn, const Keys& keys, std::string_view name,
               {.how = Ending::How::kWithdrawn, .who = opts.who, .waited_ms = result.waited_ms});
       return result;
     }
-    // Sleep until a release wakes us, the holder's lease runs out, or the heartbeat is due.
+    // Sleep until a release wakes us, the holder's lease runs out, or the heartbeat is due;
+    // then try again.
     Millis holder_left = result.ttl_ms > 0 ? jittered(Millis(result.ttl_ms)) : kWaiterHeartbeat;
     Millis block = waiting::cap_block(std::min({left, holder_left, jittered(kWaiterHeartbeat)}),
                                       conn.timeout());
-    conn.command_blocking({"BLPOP", wake_key, block_seconds(block)}, block);
+    r = retry_after_wait(conn, take, wake_key, block, opts.ttl, result.sent);
   }
 }
 

@@ -9,7 +9,9 @@
 
 #include "errors.hpp"
 #include "keys.hpp"
+#include "redirect.hpp"
 #include "signals.hpp"
+#include "waiting.hpp"
 
 namespace rcoord {
 namespace {
@@ -80,14 +82,15 @@ std::optional<Refusal> parse_refusal(std::string_view text) {
 }
 
 // The reply to a take was lost after its request went out: the server may have run it, or
-// may still run it if it is only slow. Gives back by token on a fresh connection, within one
-// timeout, so that an exit 3 means nothing is held. True when the server confirmed it.
+// may still run it if it is only slow. Gives back by token on a fresh connection, within
+// `budget`, so that an exit 3 means nothing is held. True when the server confirmed it.
 // (A server that is only slow runs the take first: its request came in on the older
 // connection, so it is read first when the server goes on.)
-bool give_back_after_lost_reply(Connection& conn, const std::function<void()>& give_back) {
+bool give_back_after_lost_reply(Connection& conn, const std::function<void()>& give_back,
+                                Millis budget) {
   signals::Uninterruptible quiet;
   ReplicaWaitSuspended no_wait(conn);
-  DeadlineCap cap(conn, std::chrono::steady_clock::now() + conn.timeout());
+  DeadlineCap cap(conn, std::chrono::steady_clock::now() + budget);
   conn.close();
   try {
     give_back();
@@ -133,10 +136,10 @@ Error script_error(std::string_view msg, const Script& script, const Args& keys)
   if (msg.find("can't run this command") != std::string_view::npos) {
     std::string command = command_on_line(script.body, script_line(msg));
     if (!command.empty()) {
-      return Error(
+      return {
           kServer,
           fmt::format("script {} refused by ACL: this user may not run {}", script.name, command),
-          "grant the rcoord ACL rule to this user (see the README)");
+          "grant the rcoord ACL rule to this user (see the README)"};
     }
   }
   std::string text = script_error_text(msg);
@@ -149,10 +152,9 @@ Error script_error(std::string_view msg, const Script& script, const Args& keys)
     auto object = object_of_key(keys.front());
     std::string whose = object ? fmt::format("{} '{}'", object_noun(object->type), object->name)
                                : fmt::format("key '{}'", keys.front());
-    return Error(
-        kServer,
-        fmt::format("{}: one of its keys holds another type than rcoord keeps there", whose),
-        fmt::format("find it with redis-cli --scan --pattern '{}*'", keys.front()));
+    return {kServer,
+            fmt::format("{}: one of its keys holds another type than rcoord keeps there", whose),
+            fmt::format("find it with redis-cli --scan --pattern '{}*'", keys.front())};
   }
   return reply_error(text, fmt::format("script {}", script.name));
 }
@@ -237,10 +239,14 @@ Error call_error(const redisReply* reply, const Call& call) {
   return reply_error(std::string(msg), call.args.empty() ? "command" : call.args.front());
 }
 
-Reply eval_taking(Connection& conn, const Script& script, const Args& keys, const Args& args,
-                  const std::function<void()>& give_back) {
+namespace {
+
+// Runs `take`, a request that may take something; see eval_taking() for what is given back
+// (within `budget` when its reply does not come).
+Reply taking(Connection& conn, const std::function<Reply()>& take,
+             const std::function<void()>& give_back, Millis budget) {
   try {
-    return eval(conn, script, keys, args);
+    return take();
   } catch (const ReplicaShortfall& e) {
     // Given back within at most one --timeout (never past an earlier deadline the session
     // has); when even that fails (the server is that slow), the lease ends by its TTL, and the
@@ -256,14 +262,88 @@ Reply eval_taking(Connection& conn, const Script& script, const Args& keys, cons
     }
     throw ReplicaShortfall(e.code(), fmt::format("{}, {}", e.what(), outcome), e.hint());
   } catch (const Error& e) {
-    if (e.code() != kConnection || !conn.request_sent()) throw;
-    bool confirmed = give_back_after_lost_reply(conn, give_back);
+    if (!conn.request_sent()) throw;
+    if (e.code() == kInterrupted) {
+      // The request may have run: the signal ends rcoord, which must leave nothing held.
+      give_back_after_lost_reply(conn, give_back, budget);
+      throw;
+    }
+    if (e.code() != kConnection) throw;
+    bool confirmed = give_back_after_lost_reply(conn, give_back, budget);
     throw Error(kConnection, e.what(),
                 fmt::format("{}; {}", e.hint(),
                             confirmed ? "nothing is held: what it may have taken was given back"
                                       : "what it may have taken was given back on a new "
                                         "connection, unconfirmed (else its TTL ends it)"));
   }
+}
+
+// The script's reply of a wait_then_eval_taking() pipeline, checked as eval() checks it.
+Reply script_reply(Connection& conn, Reply r, const Script& script, const Args& keys,
+                   const Args& args) {
+  // Not run there: the script cache was flushed, or the slot is moving (a redirect of the
+  // script alone, not of the whole pipeline). eval() sends it again, and follows redirects.
+  if (is_noscript(r) || cluster::is_redirect(r.get())) return eval(conn, script, keys, args);
+  if (r->type == REDIS_REPLY_ERROR)
+    throw script_error(std::string_view(r->str, r->len), script, keys);
+  if (script.writes) conn.await_replicas();
+  return r;
+}
+
+}  // namespace
+
+Reply eval_taking(Connection& conn, const Script& script, const Args& keys, const Args& args,
+                  const std::function<void()>& give_back) {
+  return taking(
+      conn, [&] { return eval(conn, script, keys, args); }, give_back, conn.timeout());
+}
+
+WaitedReply wait_then_eval_taking(Connection& conn, const Args& wait, Millis block,
+                                  const Script& script, const Args& keys, const Args& args,
+                                  const std::function<void()>& give_back) {
+  // The wait ends by `block`, and the script right after it: half a timeout later the server
+  // counts as gone, and the other half is left for giving back. A waiter whose server stops
+  // answering exits within `block` and one timeout, as one that sent its wait alone.
+  Millis half = conn.timeout() / 2;
+  WaitedReply out;
+  out.reply = taking(
+      conn,
+      [&] {
+        auto replies = conn.pipeline_blocking({wait, eval_args("EVALSHA", script.sha1, keys, args)},
+                                              block - half);
+        Reply r = script_reply(conn, std::move(replies[1]), script, keys, args);
+        const Reply& woke = replies[0];
+        if (cluster::is_redirect(woke.get())) {
+          out.waited = false;
+        } else if (woke->type == REDIS_REPLY_ERROR) {
+          try {
+            give_back();
+          } catch (const Error&) {
+            // Its TTL ends what could not be given back; the wait's error is the one to tell.
+          }
+          check_key_reply(woke, wait.front(), wait.size() > 1 ? wait[1] : "");
+        }
+        return r;
+      },
+      give_back, half);
+  return out;
+}
+
+Reply retry_after_wait(Connection& conn, const Take& take, const std::string& wake_key,
+                       Millis block, Millis lease, std::chrono::steady_clock::time_point& sent) {
+  // A lease counted up to one wait early loses at most a quarter of itself that way.
+  constexpr int kWaitShareOfLease = 4;
+  Args wait{"BLPOP", wake_key, waiting::block_seconds(block)};
+  sent = std::chrono::steady_clock::now();
+  if (block * kWaitShareOfLease <= lease) {
+    auto woken =
+        wait_then_eval_taking(conn, wait, block, take.script, take.keys, take.args, take.give_back);
+    if (woken.waited || take.took(woken.reply.get())) return std::move(woken.reply);
+    // The wait alone was redirected and the try did not take: wait where the key is now.
+  }
+  conn.command_blocking(wait, block);
+  sent = std::chrono::steady_clock::now();
+  return eval_taking(conn, take.script, take.keys, take.args, take.give_back);
 }
 
 }  // namespace rcoord

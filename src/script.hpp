@@ -1,6 +1,7 @@
 #pragma once
 /// Lua scripts embedded at build time, run with EVALSHA and an EVAL fallback.
 
+#include <chrono>
 #include <functional>
 #include <string_view>
 #include <vector>
@@ -39,8 +40,41 @@ std::string script_error_text(std::string_view msg);
 /// what a failover could lose. When the reply is lost after the request went out (a
 /// timeout, a dropped connection), `give_back` runs on a fresh connection within one timeout
 /// before the Error(kConnection) goes on, its hint saying whether the server confirmed it.
+/// A managed signal that cuts the reply short gives back likewise before Error(kInterrupted)
+/// goes on.
 Reply eval_taking(Connection& conn, const Script& script, const Args& keys, const Args& args,
                   const std::function<void()>& give_back);
+
+/// As eval_taking(), with `wait` (a BLPOP on the caller's wake list, blocking up to `block`)
+/// sent in front of the script in one write: the server runs the script as soon as the wait
+/// ends, without a round trip back to the client and a second request, which is what a
+/// waiter would send next anyway. A lease the script grants counts from the sending of both.
+/// The wait's own error (its key of another type, a refused BLPOP) is thrown after giving
+/// back what the script may have taken.
+struct WaitedReply {
+  Reply reply;         ///< the script's
+  bool waited = true;  ///< false when the wait alone was redirected (a slot on the move)
+};
+WaitedReply wait_then_eval_taking(Connection& conn, const Args& wait, Millis block,
+                                  const Script& script, const Args& keys, const Args& args,
+                                  const std::function<void()>& give_back);
+
+/// A script that takes something (a lock, a permit) as a waiter sends it: with its keys and
+/// arguments, what gives it back, and whether a reply of it took.
+struct Take {
+  const Script& script;
+  const Args& keys;
+  const Args& args;
+  std::function<void()> give_back;
+  std::function<bool(const redisReply*)> took;
+};
+
+/// A waiter's next try after its wait (BLPOP `wake_key` for up to `block`), as one write when
+/// the wait is at most a quarter of `lease`, the lease the try grants, which then counts from
+/// the sending of both (wait_then_eval_taking); a shorter lease waits, then tries. `sent` is
+/// set to when a lease the try grants counts from.
+Reply retry_after_wait(Connection& conn, const Take& take, const std::string& wake_key,
+                       Millis block, Millis lease, std::chrono::steady_clock::time_point& sent);
 
 /// One command of a pipeline of reads: a plain command, or a script called by EVALSHA (and
 /// sent once more as EVAL when the server does not have the script cached).

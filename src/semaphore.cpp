@@ -17,7 +17,6 @@ namespace {
 // What the element accessors name when a script reply has not the shape they expect.
 constexpr std::string_view kScripts = "a semaphore script";
 
-using waiting::block_seconds;
 using waiting::jittered;
 using waiting::since;
 
@@ -73,10 +72,12 @@ Taken take(Connection& conn, const Keys& keys, std::string_view name, const Take
             opts.wait ? "0" : "1"};  // without --wait a busy answer is the last: recorded
   result.who = opts.who;
 
+  Take take{lua::kSemTake, k, args, [&] { release(conn, keys, name, token); },
+            [](const redisReply* reply) { return element_integer(reply, 0, kScripts) == 1; }};
   auto start = Clock::now();
+  result.sent = start;
+  Reply r = eval_taking(conn, take.script, k, args, take.give_back);
   for (;;) {
-    result.sent = Clock::now();
-    Reply r = eval_taking(conn, lua::kSemTake, k, args, [&] { release(conn, keys, name, token); });
     result.waited_ms = since(start).count();
     decode_take(r.get(), result);
     if (result.acquired) {
@@ -94,7 +95,7 @@ Taken take(Connection& conn, const Keys& keys, std::string_view name, const Take
     }
     // Woken by a release that makes room for us, or after a heartbeat to stay in the queue.
     Millis block = waiting::cap_block(std::min(left, jittered(kHeartbeat)), conn.timeout());
-    conn.command_blocking({"BLPOP", wake + token, block_seconds(block)}, block);
+    r = retry_after_wait(conn, take, wake + token, block, opts.ttl, result.sent);
   }
 }
 

@@ -111,6 +111,72 @@ wait $patient || fail "the patient waiter did not get the lock"
 [ "$(($(now_ms) - start))" -lt "$(scaled 400)" ] || fail "the patient waiter was not woken promptly"
 pass "wake-ups are passed on"
 
+# end_code PID: sets CODE to the exit code of a child that was stopped on the way and then
+# continued (bash's wait also returns when it stops, with 128 + SIGSTOP).
+end_code() {
+  while :; do
+    set +e
+    wait "$1"
+    CODE=$?
+    set -e
+    [ "$CODE" -eq 147 ] || break
+  done
+}
+
+# A waiter's next try goes out behind its wait, in the same write, so the server runs it the
+# moment a release wakes the waiter, with no round trip back to it: a waiter that is stopped
+# (SIGSTOP) still takes the lock when it is released, and finds it taken when it goes on. A
+# signal that ends such a wait gives back what the try behind it may have taken.
+expect 0 "$RCOORD" lock acquire behind --ttl 30s
+holder=$OUT
+"$RCOORD" lock acquire behind --wait 1m >"$TEST_TMP/behind.out" &
+stopped=$!
+track $stopped
+wait_blocked "$R_PORT" 1
+kill -STOP $stopped
+expect 0 "$RCOORD" lock release behind --token "$holder"
+expect 0 "$RCOORD" lock status behind --json
+assert_eq "$(json_field "$OUT" pid)" "$stopped" "the stopped waiter took the lock"
+kill -CONT $stopped
+end_code $stopped
+assert_eq "$CODE" 0 "the stopped waiter reports the lock as taken"
+assert_eq "$(json_field "$OUT" token)" "$(cat "$TEST_TMP/behind.out")" "its token"
+expect 0 "$RCOORD" lock release behind --token "$(cat "$TEST_TMP/behind.out")"
+expect 0 "$RCOORD" lock acquire behind --ttl 30s
+holder=$OUT
+"$RCOORD" lock acquire behind --wait 1m >"$TEST_TMP/behind.out" 2>/dev/null &
+stopped=$!
+track $stopped
+wait_blocked "$R_PORT" 1
+kill -STOP $stopped
+expect 0 "$RCOORD" lock release behind --token "$holder"
+expect 0 "$RCOORD" lock status behind --json
+assert_eq "$(json_field "$OUT" pid)" "$stopped" "the stopped waiter took the lock"
+kill -INT $stopped
+kill -CONT $stopped
+end_code $stopped
+assert_eq "$CODE" 130 "exit code after SIGINT with the lock taken behind the wait"
+assert_eq "$(cat "$TEST_TMP/behind.out")" "" "no token printed"
+expect 1 "$RCOORD" lock status behind
+# the same for a semaphore's waiter
+expect 0 "$RCOORD" sem take behind --limit 1 --ttl 30s
+holder=$OUT
+"$RCOORD" sem take behind --limit 1 --wait 1m >"$TEST_TMP/behind.out" &
+stopped=$!
+track $stopped
+wait_blocked "$R_PORT" 1
+kill -STOP $stopped
+expect 0 "$RCOORD" sem release behind --token "$holder"
+expect 0 "$RCOORD" sem status behind
+assert_contains "$OUT" "(pid $stopped, sem take)"
+kill -CONT $stopped
+end_code $stopped
+assert_eq "$CODE" 0 "the stopped semaphore waiter reports the permit as taken"
+taken=$(sed -n 's/^holders: \([0-9a-f]*\) .*/\1/p' <<<"$OUT")
+[ -n "$taken" ] || fail "no holder's token in: $OUT"
+assert_eq "$(cat "$TEST_TMP/behind.out")" "$taken" "its token"
+pass "a waiter's try rides behind its wait; a signal gives back what it took"
+
 # nohup: a signal ignored on entry stays ignored, for rcoord and for the command (which runs
 # until told to stop, so the signal comes while it runs)
 nohup "$RCOORD" lock run nohup -- sh -c 'touch "$0.ready"; while [ ! -e "$0.stop" ]; do sleep 0.05; done; exit 3' \
