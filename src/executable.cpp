@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <string>
 
 #include "errors.hpp"
 
@@ -21,26 +23,49 @@ int file_errno(const std::string& path) {
   return 0;
 }
 
-}  // namespace
+// As execvp searches: each directory of $PATH in turn (an empty one is the current
+// directory). The first executable file is the one; a candidate that exists but cannot be
+// executed makes the end result EACCES, when no later one can be.
+struct Found {
+  int error = ENOENT;
+  std::string path;
+};
 
-int executable_errno(const std::string& command) {
-  if (command.empty()) return ENOENT;
-  if (command.find('/') != std::string::npos) return file_errno(command);
-  // As execvp: each directory of $PATH in turn (an empty one is the current directory);
-  // a candidate that exists but cannot be executed makes the end result EACCES.
+Found find_executable(const std::string& command) {
+  if (command.empty()) return {};
+  if (command.find('/') != std::string::npos) {
+    int e = file_errno(command);
+    return {e, e == 0 ? command : std::string()};
+  }
   const char* path = std::getenv("PATH");
   std::string dirs = path != nullptr ? path : "/bin:/usr/bin";
-  int result = ENOENT;
+  Found found;
   std::size_t start = 0;
   while (start <= dirs.size()) {
     std::size_t end = std::min(dirs.find(':', start), dirs.size());
     std::string dir = dirs.substr(start, end - start);
-    int e = file_errno((dir.empty() ? "." : dir) + "/" + command);
-    if (e == 0) return 0;
-    if (e == EACCES) result = EACCES;
+    std::string candidate = (dir.empty() ? "." : dir) + "/" + command;
+    int e = file_errno(candidate);
+    if (e == 0) return {0, std::move(candidate)};
+    if (e == EACCES) found.error = EACCES;
     start = end + 1;
   }
-  return result;
+  return found;
+}
+
+const Found& found_executable(const std::string& command) {
+  static std::map<std::string, Found> known;
+  auto it = known.find(command);
+  if (it == known.end()) it = known.emplace(command, find_executable(command)).first;
+  return it->second;
+}
+
+}  // namespace
+
+int executable_errno(const std::string& command) { return found_executable(command).error; }
+
+const std::string& executable_path(const std::string& command) {
+  return found_executable(command).path;
 }
 
 void check_executable(const std::string& command) {

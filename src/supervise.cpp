@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "errors.hpp"
+#include "executable.hpp"
 #include "signals.hpp"
 
 namespace rcoord {
@@ -68,6 +69,7 @@ class TerminalHandover {
 struct ChildPlan {
   pid_t supervisor = -1;
   int stdin_fd = -1;
+  const char* file = nullptr;  ///< what to exec: the file found for argv[0] (or argv[0])
   std::vector<char*> argv;
   std::vector<std::string> added_env;  ///< "KEY=value" of opts.env
   std::vector<char*> envp;             ///< rcoord's environment with added_env replacing or added
@@ -79,6 +81,9 @@ ChildPlan plan_child(const SuperviseOptions& opts, pid_t supervisor) {
   plan.stdin_fd = opts.stdin_fd;
   for (const auto& a : opts.command) plan.argv.push_back(const_cast<char*>(a.c_str()));
   plan.argv.push_back(nullptr);
+  // Found before the take (check_executable), so the start after it searches no $PATH.
+  const std::string& found = executable_path(opts.command.front());
+  plan.file = found.empty() ? plan.argv[0] : found.c_str();
   for (const auto& [key, value] : opts.env) {
     std::string entry = key;
     entry += '=';
@@ -113,8 +118,13 @@ int run_command(void* arg) {
     if (dup2(plan.stdin_fd, STDIN_FILENO) < 0) _exit(126);
     close(plan.stdin_fd);
   }
-  execvpe(plan.argv[0], plan.argv.data(), plan.envp.data());
+  execvpe(plan.file, plan.argv.data(), plan.envp.data());
   int err = errno;
+  if (plan.file != plan.argv[0] && (err == ENOENT || err == EACCES || err == ENOTDIR)) {
+    // The file found before went away or changed since: search again, as execvp would.
+    execvpe(plan.argv[0], plan.argv.data(), plan.envp.data());
+    err = errno;
+  }
   std::array<char, 512> line{};
   int n = std::snprintf(line.data(), line.size(),
                         "rcoord: cannot run '%s': %s (check the command and PATH)\n", plan.argv[0],

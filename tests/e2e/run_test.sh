@@ -71,6 +71,39 @@ took=$(($(now_ms) - start))
 [ "$took" -lt "$(scaled 1500)" ] || fail "ran ${took}ms after the release"
 pass "--wait runs after the release (${took}ms)"
 
+# The command is found in $PATH before the take, and started from there after it without a
+# second search: a file of the same name put earlier in $PATH while it waits is not the one
+# run. One that went away meanwhile is searched for again, as execvp would.
+mkdir -p "$TEST_TMP/early" "$TEST_TMP/late" "$TEST_TMP/last"
+printf '#!/bin/sh\necho "late $0 $*" >"%s"\n' "$TEST_TMP/which" >"$TEST_TMP/late/rcoord-probe"
+printf '#!/bin/sh\necho "early $0 $*" >"%s"\n' "$TEST_TMP/which" >"$TEST_TMP/early.probe"
+printf '#!/bin/sh\necho "last $0 $*" >"%s"\n' "$TEST_TMP/which" >"$TEST_TMP/last/rcoord-probe"
+chmod +x "$TEST_TMP/late/rcoord-probe" "$TEST_TMP/early.probe" "$TEST_TMP/last/rcoord-probe"
+probe_path="$TEST_TMP/early:$TEST_TMP/late:$TEST_TMP/last:$PATH"
+expect 0 "$RCOORD" lock acquire job --ttl 10m
+holder=$OUT
+PATH=$probe_path "$RCOORD" lock run job --wait 1m -- rcoord-probe one &
+waiter=$!
+track $waiter
+wait_blocked "$R_PORTS" 1
+cp "$TEST_TMP/early.probe" "$TEST_TMP/early/rcoord-probe"
+expect 0 "$RCOORD" lock release job --token "$holder"
+wait $waiter || fail "the probe did not run after the release"
+# (a script's $0 is the file's path, as execvp's search passes it too)
+assert_eq "$(cat "$TEST_TMP/which")" "late $TEST_TMP/late/rcoord-probe one" "the file found before the take"
+rm "$TEST_TMP/early/rcoord-probe"
+expect 0 "$RCOORD" lock acquire job --ttl 10m
+holder=$OUT
+PATH=$probe_path "$RCOORD" lock run job --wait 1m -- rcoord-probe two &
+waiter=$!
+track $waiter
+wait_blocked "$R_PORTS" 1
+rm "$TEST_TMP/late/rcoord-probe"
+expect 0 "$RCOORD" lock release job --token "$holder"
+wait $waiter || fail "the probe did not run after the release"
+assert_eq "$(cat "$TEST_TMP/which")" "last $TEST_TMP/last/rcoord-probe two" "searched again once the file went away"
+pass "the command is found in PATH before the take, and searched again only if it went away"
+
 # renewal: a 1.5s lease outlives itself while the command runs, and is gone after
 # (the margins allow for a loaded machine running a sanitizer build)
 # (the command runs until told to stop, so slow checks cannot outlast it)
