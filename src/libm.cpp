@@ -1,5 +1,18 @@
 #include "libm.hpp"
 
+#ifdef RCOORD_STATIC_LIBC
+
+// Linked statically, libm costs a start nothing: its functions are called directly.
+namespace rcoord::libm {
+
+double log2(double x) { return std::log2(x); }
+double log1p(double x) { return std::log1p(x); }
+double pow(double x, double y) { return std::pow(x, y); }
+
+}  // namespace rcoord::libm
+
+#else
+
 #include <dlfcn.h>
 #include <fmt/format.h>
 #include <gnu/lib-names.h>
@@ -44,3 +57,5 @@ double log1p(double x) { return functions().log1p(x); }
 double pow(double x, double y) { return functions().pow(x, y); }
 
 }  // namespace rcoord::libm
+
+#endif  // RCOORD_STATIC_LIBC
