@@ -21,10 +21,10 @@ if holder == token then
   return {1, tonumber(redis.call('HGET', KEYS[1], 'fence')), ttl, 1}
 end
 local now = server_ms()
-lock_drop_expired(holder, now, cap)
+local readers = lock_drop_expired(holder, now, cap)
 redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
 
-if not holder and redis.call('ZCARD', KEYS[4]) == 0 then
+if not holder and readers == 0 then
   local fence = redis.call('INCR', KEYS[2])
   redis.call('HSET', KEYS[1], 'token', token, 'fence', fence, 'acquired_at', now, 'who', who)
   redis.call('PEXPIRE', KEYS[1], ttl)

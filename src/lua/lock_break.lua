@@ -13,8 +13,7 @@ local rwake, heartbeat = ARGV[1], tonumber(ARGV[2])
 local cap, who = tonumber(ARGV[3] or '0'), ARGV[4]
 local holder = lock_holder()
 local now = server_ms()
-lock_drop_expired(holder, now, cap)
-local readers = redis.call('ZCARD', KEYS[4])
+local readers = lock_drop_expired(holder, now, cap)
 local was = ''
 if holder then was = holder elseif readers > 0 then was = 'readers:' .. readers end
 if was == '' then return '' end

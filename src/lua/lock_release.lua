@@ -24,15 +24,19 @@ local cap, who, how, exit_code, waited = tonumber(ARGV[4] or '0'), ARGV[5], ARGV
 local announce = ARGV[9] or ''
 local holder = lock_holder()
 local now = server_ms()
-lock_drop_expired(holder, now, cap)
+local readers = lock_drop_expired(holder, now, cap)
 if how == 'lost' or how == 'timeout' then
   history_add(KEYS[9], cap, how, who, 'token', token, 'exit_code', exit_code)
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
 redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now)
-redis.call('ZREM', KEYS[5], token)
-redis.call('ZREM', KEYS[6], token)
-redis.call('DEL', rwake .. token)
+if holder ~= token then
+  -- A waiter that gives up leaves the waiting sets. The writer that holds the lock is in
+  -- none: its take took it out of them.
+  redis.call('ZREM', KEYS[5], token)
+  redis.call('ZREM', KEYS[6], token)
+  redis.call('DEL', rwake .. token)
+end
 
 local released = 0
 if holder == token then
@@ -44,13 +48,14 @@ if holder == token then
   history_add(KEYS[9], cap, 'released', taken[1], 'token', token, 'fence', taken[3],
               'held_ms', at and now - at, 'exit_code', exit_code, 'waited_ms', waited)
   history_close(KEYS[10])
-  if announce ~= '' and redis.call('ZCARD', KEYS[4]) == 0 then
+  if announce ~= '' and readers == 0 then
     -- pcall: a user whose ACL refuses the channel still gets the lock released; its
     -- waiters then wake by their own timers.
     local first = redis.call('ZRANGE', KEYS[5], 0, 0)[1]
     redis.pcall('PUBLISH', announce, first and ('released ' .. first) or 'released')
   end
 elseif redis.call('ZREM', KEYS[4], token) == 1 then
+  readers = readers - 1
   local reader_who, at = string.match(redis.call('HGET', KEYS[8], token) or '', '^(.*)\31(%d+)$')
   at = tonumber(at)
   history_add(KEYS[9], cap, 'released', reader_who, 'token', token, 'mode', 'shared', 'fence',
@@ -64,7 +69,7 @@ elseif how == 'withdraw' then
 end
 
 if not holder then
-  if redis.call('ZCARD', KEYS[4]) == 0 then  -- free: one writer may go
+  if readers == 0 then  -- free: one writer may go
     redis.call('DEL', KEYS[3])
     redis.call('RPUSH', KEYS[3], '1')
     redis.call('PEXPIRE', KEYS[3], 60000)

@@ -17,11 +17,13 @@ end
 -- What a script that changes the lock does first: leases that ran out since the last look
 -- are dropped, and recorded as `expired` in the history (keeping `cap` events): the writer's,
 -- when its open take outlived its lock hash (`holder` is false), and each reader's whose
--- deadline passed.
+-- deadline passed. Returns how many readers hold the lock afterwards.
 local function lock_drop_expired(holder, now, cap)
   if not holder then history_expired(KEYS[10], KEYS[9], cap, 'token', 'fence') end
+  local readers = redis.call('ZCARD', KEYS[4])
+  if readers == 0 then return 0 end  -- the usual case: one call, which answers the count too
   local lapsed = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now)
-  if #lapsed == 0 then return end  -- the usual case: no more calls than before histories
+  if #lapsed == 0 then return readers end
   for _, r in ipairs(lapsed) do
     local who = string.match(redis.call('HGET', KEYS[8], r) or '', '^(.*)\31%d+$')
     history_add(KEYS[9], cap, 'expired', who, 'token', r, 'mode', 'shared', 'fence',
@@ -30,6 +32,7 @@ local function lock_drop_expired(holder, now, cap)
     redis.call('HDEL', KEYS[8], r)
   end
   redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+  return readers - #lapsed
 end
 
 -- Records that `who` (taking with `token`) found the lock held: by the writer (`held_by`, its
