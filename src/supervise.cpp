@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -18,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -160,9 +162,12 @@ pid_t spawn_command(const SuperviseOptions& opts, pid_t supervisor) {
 
 // The guard: a small process that outlives rcoord to kill the command's whole group if
 // rcoord dies (the death signal reaches only the command itself, not what it started). One
-// per rcoord process, started before the first command (a consumer's next messages reuse it):
-// it reads, on a pipe whose other end only rcoord holds, the group to kill (a pid) or 0 when
-// that group is gone; end of file means rcoord died, and the last group named is killed.
+// per rcoord process, started before the first command (a consumer's next messages reuse it).
+// rcoord names the group to kill (a pid, or 0 when that group is gone) in a word of memory the
+// two share; the guard only waits for the end of file on a pipe whose other end only rcoord
+// holds, which means rcoord died, and then kills the group named last. Naming a group wakes
+// nobody: a pipe write would wake the guard twice a command, once on the path from the
+// command's exit to the give-back, where a two-core machine felt it.
 class Guard {
  public:
   /// The process's guard, started on first use. Throws Error(kServer) when it cannot start.
@@ -175,23 +180,22 @@ class Guard {
     return guard;
   }
   /// From now on, rcoord's death kills `group` (0: nothing).
-  void watch(pid_t group) const {
-    auto value = static_cast<std::int32_t>(group);
-    const char* bytes = reinterpret_cast<const char*>(&value);
-    std::size_t left = sizeof(value);
-    while (left > 0) {
-      ssize_t n = ::write(write_end_, bytes, left);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return;  // the guard is gone: the death signal still covers the command
-      bytes += n;
-      left -= static_cast<std::size_t>(n);
-    }
-  }
+  void watch(pid_t group) const { group_->store(static_cast<std::int32_t>(group)); }
   Guard(const Guard&) = delete;
   Guard& operator=(const Guard&) = delete;
 
  private:
+  using Word = std::atomic<std::int32_t>;
+  static_assert(Word::is_always_lock_free, "shared between processes: must not need a lock");
+
   Guard() {
+    void* shared =
+        mmap(nullptr, sizeof(Word), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (shared == MAP_FAILED) {
+      failure_ = std::strerror(errno);
+      return;
+    }
+    group_ = new (shared) Word(0);
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) {
       failure_ = std::strerror(errno);
@@ -199,7 +203,7 @@ class Guard {
     }
     std::fflush(nullptr);
     pid_t pid = fork();
-    if (pid == 0) serve(fds[0]);
+    if (pid == 0) serve(fds[0], *group_);
     int err = errno;
     ::close(fds[0]);
     if (pid < 0) {
@@ -210,7 +214,7 @@ class Guard {
     write_end_ = fds[1];  // kept open until rcoord exits: its end of file is the death notice
   }
 
-  [[noreturn]] static void serve(int read_end) {
+  [[noreturn]] static void serve(int read_end, const Word& group) {
     // Only SIGKILL ends it: signals meant for rcoord (its group, a terminal) stay pending.
     sigset_t all;
     sigfillset(&all);
@@ -221,21 +225,15 @@ class Guard {
       if (null >= 0 && null != fd) dup2(null, fd);
     }
     close_all_from_3_but(read_end);
-    std::int32_t group = 0;
+    char byte = 0;
     for (;;) {
-      std::int32_t value = 0;
-      std::size_t got = 0;
-      while (got < sizeof(value)) {
-        ssize_t n = ::read(read_end, reinterpret_cast<char*>(&value) + got, sizeof(value) - got);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-          if (group > 0) kill(-group, SIGKILL);
-          _exit(0);
-        }
-        got += static_cast<std::size_t>(n);
-      }
-      group = value;
+      ssize_t n = ::read(read_end, &byte, 1);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;  // end of file: rcoord died (a failed read ends the watch too)
     }
+    std::int32_t last = group.load();
+    if (last > 0) kill(-last, SIGKILL);
+    _exit(0);
   }
 
   // Two close_range calls; on a kernel without it, one close() per descriptor up to 1024
@@ -249,6 +247,7 @@ class Guard {
     }
   }
 
+  Word* group_ = nullptr;
   int write_end_ = -1;
   std::string failure_;
 };
