@@ -80,27 +80,26 @@ printf '#!/bin/sh\necho "early $0 $*" >"%s"\n' "$TEST_TMP/which" >"$TEST_TMP/ear
 printf '#!/bin/sh\necho "last $0 $*" >"%s"\n' "$TEST_TMP/which" >"$TEST_TMP/last/rcoord-probe"
 chmod +x "$TEST_TMP/late/rcoord-probe" "$TEST_TMP/early.probe" "$TEST_TMP/last/rcoord-probe"
 probe_path="$TEST_TMP/early:$TEST_TMP/late:$TEST_TMP/last:$PATH"
-expect 0 "$RCOORD" lock acquire job --ttl 10m
-holder=$OUT
-PATH=$probe_path "$RCOORD" lock run job --wait 1m -- rcoord-probe one &
-waiter=$!
-track $waiter
-wait_blocked "$R_PORTS" 1
-cp "$TEST_TMP/early.probe" "$TEST_TMP/early/rcoord-probe"
-expect 0 "$RCOORD" lock release job --token "$holder"
-wait $waiter || fail "the probe did not run after the release"
+# probe_while_waiting ARG CHANGE...: runs `rcoord-probe ARG` under the lock, held by another
+# until the run waits; then runs CHANGE, releases, and waits for the run to end.
+probe_while_waiting() {
+  local arg=$1 holder waiter
+  shift
+  expect 0 "$RCOORD" lock acquire job --ttl 10m
+  holder=$OUT
+  PATH=$probe_path "$RCOORD" lock run job --wait 1m -- rcoord-probe "$arg" &
+  waiter=$!
+  track $waiter
+  wait_blocked "$R_PORTS" 1
+  "$@"
+  expect 0 "$RCOORD" lock release job --token "$holder"
+  wait $waiter || fail "the probe did not run after the release"
+}
+probe_while_waiting one cp "$TEST_TMP/early.probe" "$TEST_TMP/early/rcoord-probe"
 # (a script's $0 is the file's path, as execvp's search passes it too)
 assert_eq "$(cat "$TEST_TMP/which")" "late $TEST_TMP/late/rcoord-probe one" "the file found before the take"
 rm "$TEST_TMP/early/rcoord-probe"
-expect 0 "$RCOORD" lock acquire job --ttl 10m
-holder=$OUT
-PATH=$probe_path "$RCOORD" lock run job --wait 1m -- rcoord-probe two &
-waiter=$!
-track $waiter
-wait_blocked "$R_PORTS" 1
-rm "$TEST_TMP/late/rcoord-probe"
-expect 0 "$RCOORD" lock release job --token "$holder"
-wait $waiter || fail "the probe did not run after the release"
+probe_while_waiting two rm "$TEST_TMP/late/rcoord-probe"
 assert_eq "$(cat "$TEST_TMP/which")" "last $TEST_TMP/last/rcoord-probe two" "searched again once the file went away"
 pass "the command is found in PATH before the take, and searched again only if it went away"
 

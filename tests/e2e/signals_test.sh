@@ -127,50 +127,44 @@ end_code() {
 # moment a release wakes the waiter, with no round trip back to it: a waiter that is stopped
 # (SIGSTOP) still takes the lock when it is released, and finds it taken when it goes on. A
 # signal that ends such a wait gives back what the try behind it may have taken.
-expect 0 "$RCOORD" lock acquire behind --ttl 30s
-holder=$OUT
-"$RCOORD" lock acquire behind --wait 1m >"$TEST_TMP/behind.out" &
-stopped=$!
-track $stopped
-wait_blocked "$R_PORT" 1
-kill -STOP $stopped
-expect 0 "$RCOORD" lock release behind --token "$holder"
-expect 0 "$RCOORD" lock status behind --json
-assert_eq "$(json_field "$OUT" pid)" "$stopped" "the stopped waiter took the lock"
-kill -CONT $stopped
-end_code $stopped
+
+# stopped_waiter_takes GROUP STATUS_VERB TAKE_ARGS...: holds GROUP's object `behind`, starts
+# a waiter (stdout to behind.out), stops it once it waits, releases, and leaves the status
+# (STATUS_VERB's output) in OUT and the stopped waiter's pid in STOPPED.
+stopped_waiter_takes() {
+  local group=$1 status=$2
+  shift 2
+  expect 0 "$RCOORD" "$group" "$@" --ttl 30s
+  local holder=$OUT
+  "$RCOORD" "$group" "$@" --wait 1m >"$TEST_TMP/behind.out" 2>/dev/null &
+  STOPPED=$!
+  track $STOPPED
+  wait_blocked "$R_PORT" 1
+  kill -STOP $STOPPED
+  expect 0 "$RCOORD" "$group" release behind --token "$holder"
+  # shellcheck disable=SC2086
+  expect 0 "$RCOORD" "$group" status behind $status
+}
+stopped_waiter_takes lock --json acquire behind
+assert_eq "$(json_field "$OUT" pid)" "$STOPPED" "the stopped waiter took the lock"
+kill -CONT $STOPPED
+end_code $STOPPED
 assert_eq "$CODE" 0 "the stopped waiter reports the lock as taken"
 assert_eq "$(json_field "$OUT" token)" "$(cat "$TEST_TMP/behind.out")" "its token"
 expect 0 "$RCOORD" lock release behind --token "$(cat "$TEST_TMP/behind.out")"
-expect 0 "$RCOORD" lock acquire behind --ttl 30s
-holder=$OUT
-"$RCOORD" lock acquire behind --wait 1m >"$TEST_TMP/behind.out" 2>/dev/null &
-stopped=$!
-track $stopped
-wait_blocked "$R_PORT" 1
-kill -STOP $stopped
-expect 0 "$RCOORD" lock release behind --token "$holder"
-expect 0 "$RCOORD" lock status behind --json
-assert_eq "$(json_field "$OUT" pid)" "$stopped" "the stopped waiter took the lock"
-kill -INT $stopped
-kill -CONT $stopped
-end_code $stopped
+stopped_waiter_takes lock --json acquire behind
+assert_eq "$(json_field "$OUT" pid)" "$STOPPED" "the stopped waiter took the lock"
+kill -INT $STOPPED
+kill -CONT $STOPPED
+end_code $STOPPED
 assert_eq "$CODE" 130 "exit code after SIGINT with the lock taken behind the wait"
 assert_eq "$(cat "$TEST_TMP/behind.out")" "" "no token printed"
 expect 1 "$RCOORD" lock status behind
 # the same for a semaphore's waiter
-expect 0 "$RCOORD" sem take behind --limit 1 --ttl 30s
-holder=$OUT
-"$RCOORD" sem take behind --limit 1 --wait 1m >"$TEST_TMP/behind.out" &
-stopped=$!
-track $stopped
-wait_blocked "$R_PORT" 1
-kill -STOP $stopped
-expect 0 "$RCOORD" sem release behind --token "$holder"
-expect 0 "$RCOORD" sem status behind
-assert_contains "$OUT" "(pid $stopped, sem take)"
-kill -CONT $stopped
-end_code $stopped
+stopped_waiter_takes sem "" take behind --limit 1
+assert_contains "$OUT" "(pid $STOPPED, sem take)"
+kill -CONT $STOPPED
+end_code $STOPPED
 assert_eq "$CODE" 0 "the stopped semaphore waiter reports the permit as taken"
 taken=$(sed -n 's/^holders: \([0-9a-f]*\) .*/\1/p' <<<"$OUT")
 [ -n "$taken" ] || fail "no holder's token in: $OUT"
