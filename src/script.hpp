@@ -45,16 +45,18 @@ std::string script_error_text(std::string_view msg);
 Reply eval_taking(Connection& conn, const Script& script, const Args& keys, const Args& args,
                   const std::function<void()>& give_back);
 
+/// What wait_then_eval_taking() got back.
+struct WaitedReply {
+  Reply reply;         ///< the script's
+  bool waited = true;  ///< false when the wait alone was redirected (a slot on the move)
+};
+
 /// As eval_taking(), with `wait` (a BLPOP on the caller's wake list, blocking up to `block`)
 /// sent in front of the script in one write: the server runs the script as soon as the wait
 /// ends, without a round trip back to the client and a second request, which is what a
 /// waiter would send next anyway. A lease the script grants counts from the sending of both.
 /// The wait's own error (its key of another type, a refused BLPOP) is thrown after giving
 /// back what the script may have taken.
-struct WaitedReply {
-  Reply reply;         ///< the script's
-  bool waited = true;  ///< false when the wait alone was redirected (a slot on the move)
-};
 WaitedReply wait_then_eval_taking(Connection& conn, const Args& wait, Millis block,
                                   const Script& script, const Args& keys, const Args& args,
                                   const std::function<void()>& give_back);
