@@ -19,7 +19,6 @@ namespace {
 // What the element accessors name when a script reply has not the shape they expect.
 constexpr std::string_view kScripts = "an election script";
 
-using waiting::block_seconds;
 using waiting::jittered;
 using waiting::since;
 
@@ -94,16 +93,19 @@ Campaign campaign(Connection& conn, const Keys& keys, std::string_view name,
             std::to_string(keys.history_cap())};
   result.who = opts.who;
 
+  Take take{lua::kElectCampaign, script_keys, args,
+            [&] {
+              ResignOptions give_back;
+              give_back.id = opts.id;
+              give_back.token = args[4];
+              resign(conn, keys, name, give_back);
+            },
+            [](const redisReply* reply) { return element_integer(reply, 0, kScripts) == 1; }};
   auto start = Clock::now();
   Millis backoff = kFirstBackoff;
+  result.sent = start;
+  Reply r = eval_taking(conn, take.script, script_keys, args, take.give_back);
   for (;;) {
-    result.sent = Clock::now();
-    Reply r = eval_taking(conn, lua::kElectCampaign, script_keys, args, [&] {
-      ResignOptions give_back;
-      give_back.id = opts.id;
-      give_back.token = args[4];
-      resign(conn, keys, name, give_back);
-    });
     result.waited_ms = since(start).count();
     decode_campaign(r.get(), result);
     if (result.leader || !opts.wait) return result;
@@ -113,7 +115,7 @@ Campaign campaign(Connection& conn, const Keys& keys, std::string_view name,
     Millis leader_left = result.ttl_ms > 0 ? Millis(result.ttl_ms) : backoff;
     Millis block = waiting::cap_block(std::min({left, jittered(std::min(leader_left, backoff))}),
                                       conn.timeout());
-    conn.command_blocking({"BLPOP", wake_key, block_seconds(block)}, block);
+    r = retry_after_wait(conn, take, wake_key, block, opts.ttl, result.sent);
     backoff = std::min(backoff * 2, kMaxBackoff);
   }
 }

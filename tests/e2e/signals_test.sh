@@ -169,6 +169,20 @@ assert_eq "$CODE" 0 "the stopped semaphore waiter reports the permit as taken"
 taken=$(sed -n 's/^holders: \([0-9a-f]*\) .*/\1/p' <<<"$OUT")
 [ -n "$taken" ] || fail "no holder's token in: $OUT"
 assert_eq "$(cat "$TEST_TMP/behind.out")" "$taken" "its token"
+# and for an election's
+expect 0 "$RCOORD" elect campaign behind --id first --ttl 30s
+"$RCOORD" elect campaign behind --id second --wait 1m >/dev/null 2>&1 &
+STOPPED=$!
+track $STOPPED
+wait_blocked "$R_PORT" 1
+kill -STOP $STOPPED
+expect 0 "$RCOORD" elect resign behind --id first
+expect 0 "$RCOORD" elect status behind --json
+assert_eq "$(json_field "$OUT" id)" second "the stopped candidate leads"
+assert_eq "$(json_field "$OUT" pid)" "$STOPPED" "by the stopped process"
+kill -CONT $STOPPED
+end_code $STOPPED
+assert_eq "$CODE" 0 "the stopped candidate reports itself elected"
 pass "a waiter's try rides behind its wait; a signal gives back what it took"
 
 # nohup: a signal ignored on entry stays ignored, for rcoord and for the command (which runs
