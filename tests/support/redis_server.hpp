@@ -145,6 +145,11 @@ class RedisServer {
     args.insert(args.end(), extra.begin(), extra.end());
     pid_ = ::fork();
     if (pid_ == 0) {
+      // A test before this one may have installed rcoord's signal handling, which blocks
+      // SIGTERM in this process: the server would inherit that mask and outlive stop().
+      sigset_t none;
+      sigemptyset(&none);
+      ::sigprocmask(SIG_SETMASK, &none, nullptr);
       std::vector<char*> argv;
       for (auto& a : args) argv.push_back(a.data());
       argv.push_back(nullptr);
