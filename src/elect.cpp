@@ -104,7 +104,7 @@ Campaign campaign(Connection& conn, const Keys& keys, std::string_view name,
   auto start = Clock::now();
   Millis backoff = kFirstBackoff;
   result.sent = start;
-  Reply r = eval_taking(conn, take.script, script_keys, args, take.give_back);
+  Reply r = eval_taking(conn, take);
   for (;;) {
     result.waited_ms = since(start).count();
     decode_campaign(r.get(), result);

@@ -23,14 +23,15 @@ int file_errno(const std::string& path) {
   return 0;
 }
 
-// As execvp searches: each directory of $PATH in turn (an empty one is the current
-// directory). The first executable file is the one; a candidate that exists but cannot be
-// executed makes the end result EACCES, when no later one can be.
+// What the search found: the file (error 0), or the errno execvp would end with.
 struct Found {
   int error = ENOENT;
   std::string path;
 };
 
+// As execvp searches: each directory of $PATH in turn (an empty one is the current
+// directory). The first executable file is the one; a candidate that exists but cannot be
+// executed makes the end result EACCES, when no later one can be.
 Found find_executable(const std::string& command) {
   if (command.empty()) return {};
   if (command.find('/') != std::string::npos) {

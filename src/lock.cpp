@@ -72,7 +72,7 @@ Acquired acquire(Connection& conn, const Keys& keys, std::string_view name,
             [](const redisReply* reply) { return element_integer(reply, 0, kScripts) == 1; }};
   auto start = Clock::now();
   result.sent = start;
-  Reply r = eval_taking(conn, script, k, args, take.give_back);
+  Reply r = eval_taking(conn, take);
   for (;;) {
     result.waited_ms = since(start).count();
     if (take.took(r.get())) {

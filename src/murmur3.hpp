@@ -1,8 +1,8 @@
 #pragma once
 /// MurmurHash3, x64 128-bit variant (Austin Appleby's public-domain design), the hash of
-/// rcoord's Bloom filters; and MurmurHash64A, the server's for HyperLogLog items. Its output is
-/// part of the data format: a filter written by one version of rcoord must be read the same by the
-/// next, so this function never changes.
+/// rcoord's Bloom filters; and MurmurHash64A, the server's for HyperLogLog items. Their output
+/// is part of the data format: a filter written by one version of rcoord must be read the same
+/// by the next, and registers must match the server's, so neither function ever changes.
 
 #include <cstdint>
 #include <string_view>

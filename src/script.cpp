@@ -298,6 +298,10 @@ Reply eval_taking(Connection& conn, const Script& script, const Args& keys, cons
       conn, [&] { return eval(conn, script, keys, args); }, give_back, conn.timeout());
 }
 
+Reply eval_taking(Connection& conn, const Take& take) {
+  return eval_taking(conn, take.script, take.keys, take.args, take.give_back);
+}
+
 WaitedReply wait_then_eval_taking(Connection& conn, const Args& wait, Millis block,
                                   const Script& script, const Args& keys, const Args& args,
                                   const std::function<void()>& give_back) {
@@ -343,7 +347,7 @@ Reply retry_after_wait(Connection& conn, const Take& take, const std::string& wa
   }
   conn.command_blocking(wait, block);
   sent = std::chrono::steady_clock::now();
-  return eval_taking(conn, take.script, take.keys, take.args, take.give_back);
+  return eval_taking(conn, take);
 }
 
 }  // namespace rcoord

@@ -34,6 +34,16 @@ Error script_error(std::string_view msg, const Script& script, const Args& keys)
 /// a Lua error, ` script: <sha1>, on @user_script:N.` after any.
 std::string script_error_text(std::string_view msg);
 
+/// A script that takes something (a lock, a permit, leadership), with its keys and
+/// arguments, what gives it back, and how to tell a reply that took.
+struct Take {
+  const Script& script;
+  const Args& keys;
+  const Args& args;
+  std::function<void()> give_back;
+  std::function<bool(const redisReply*)> took;
+};
+
 /// As eval(), for a script that takes something (a lock, a permit, leadership). When the
 /// replicas do not acknowledge it in time, `give_back` runs (without waiting for replicas,
 /// errors ignored) before the ReplicaShortfall goes on: a caller never believes it holds
@@ -44,6 +54,8 @@ std::string script_error_text(std::string_view msg);
 /// goes on.
 Reply eval_taking(Connection& conn, const Script& script, const Args& keys, const Args& args,
                   const std::function<void()>& give_back);
+/// eval_taking() of `take`.
+Reply eval_taking(Connection& conn, const Take& take);
 
 /// What wait_then_eval_taking() got back.
 struct WaitedReply {
@@ -60,16 +72,6 @@ struct WaitedReply {
 WaitedReply wait_then_eval_taking(Connection& conn, const Args& wait, Millis block,
                                   const Script& script, const Args& keys, const Args& args,
                                   const std::function<void()>& give_back);
-
-/// A script that takes something (a lock, a permit) as a waiter sends it: with its keys and
-/// arguments, what gives it back, and whether a reply of it took.
-struct Take {
-  const Script& script;
-  const Args& keys;
-  const Args& args;
-  std::function<void()> give_back;
-  std::function<bool(const redisReply*)> took;
-};
 
 /// A waiter's next try after its wait (BLPOP `wake_key` for up to `block`), as one write when
 /// the wait is at most a quarter of `lease`, the lease the try grants, which then counts from

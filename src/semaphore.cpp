@@ -76,7 +76,7 @@ Taken take(Connection& conn, const Keys& keys, std::string_view name, const Take
             [](const redisReply* reply) { return element_integer(reply, 0, kScripts) == 1; }};
   auto start = Clock::now();
   result.sent = start;
-  Reply r = eval_taking(conn, take.script, k, args, take.give_back);
+  Reply r = eval_taking(conn, take);
   for (;;) {
     result.waited_ms = since(start).count();
     decode_take(r.get(), result);
