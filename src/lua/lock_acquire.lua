@@ -15,20 +15,21 @@
 -- @lib lock
 local token, ttl, waiting, heartbeat = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', tonumber(ARGV[4])
 local who, cap, last_try = ARGV[5] or '', tonumber(ARGV[6] or '0'), ARGV[7] == '1'
-local holder = lock_holder()
+local holder, present, held = lock_holder()
 if holder == token then
   redis.call('PEXPIRE', KEYS[1], ttl)
-  return {1, tonumber(redis.call('HGET', KEYS[1], 'fence')), ttl, 1}
+  return {1, tonumber(held[4]), ttl, 1}
 end
 local now = server_ms()
-local readers = lock_drop_expired(holder, now, cap)
-redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
+local readers = lock_drop_expired(holder, now, cap, present)
+-- Calls on a waiting set that does not exist are left out (they would find it empty).
+if present[5] then redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now) end
 
 if not holder and readers == 0 then
   local fence = redis.call('INCR', KEYS[2])
   redis.call('HSET', KEYS[1], 'token', token, 'fence', fence, 'acquired_at', now, 'who', who)
   redis.call('PEXPIRE', KEYS[1], ttl)
-  redis.call('ZREM', KEYS[5], token)
+  if present[5] then redis.call('ZREM', KEYS[5], token) end
   history_add(KEYS[9], cap, 'acquired', who, 'token', token, 'fence', fence)
   history_open(KEYS[10], cap, token, who, fence)
   return {1, fence, ttl, 0}

@@ -15,11 +15,12 @@
 -- @lib holder
 local token, ttl, waiting, heartbeat = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', tonumber(ARGV[4])
 local who, cap, last_try = ARGV[5] or '', tonumber(ARGV[6] or '0'), ARGV[7] == '1'
-local holder = lock_holder()
+local holder, present = lock_holder()
 local now = server_ms()
-lock_drop_expired(holder, now, cap)
-redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
-redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now)
+lock_drop_expired(holder, now, cap, present)
+-- Calls on a waiting set that does not exist are left out (they would find it empty).
+if present[5] then redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now) end
+if present[6] then redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now) end
 
 local function keep(key, deadline)
   local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')

@@ -11,16 +11,15 @@
 -- @lib lock
 local rwake, heartbeat = ARGV[1], tonumber(ARGV[2])
 local cap, who = tonumber(ARGV[3] or '0'), ARGV[4]
-local holder = lock_holder()
+local holder, present, held = lock_holder()
 local now = server_ms()
-local readers = lock_drop_expired(holder, now, cap)
+local readers = lock_drop_expired(holder, now, cap, present)
 local was = ''
 if holder then was = holder elseif readers > 0 then was = 'readers:' .. readers end
 if was == '' then return '' end
 if holder then
-  local taken = redis.call('HMGET', KEYS[1], 'who', 'acquired_at', 'fence')
-  local at = tonumber(taken[2] or '')
-  history_add(KEYS[9], cap, 'broken', who, 'token', holder, 'fence', taken[3], 'held_by', taken[1],
+  local at = tonumber(held[3] or '')
+  history_add(KEYS[9], cap, 'broken', who, 'token', holder, 'fence', held[4], 'held_by', held[2],
               'held_ms', at and now - at)
 else
   history_add(KEYS[9], cap, 'broken', who, 'mode', 'shared', 'readers', readers)

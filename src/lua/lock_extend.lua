@@ -7,10 +7,10 @@
 -- @lib history
 -- @lib lock
 local token, ttl = ARGV[1], tonumber(ARGV[2])
-local holder = lock_holder()
+local holder, _, held = lock_holder()
 if holder == token then
   redis.call('PEXPIRE', KEYS[1], ttl)
-  return {1, tonumber(redis.call('HGET', KEYS[1], 'fence'))}
+  return {1, tonumber(held[4])}
 end
 local now = server_ms()
 local deadline = redis.call('ZSCORE', KEYS[4], token)

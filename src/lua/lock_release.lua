@@ -22,39 +22,40 @@
 local token, rwake, heartbeat = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local cap, who, how, exit_code, waited = tonumber(ARGV[4] or '0'), ARGV[5], ARGV[6] or '', ARGV[7], ARGV[8]
 local announce = ARGV[9] or ''
-local holder = lock_holder()
+local holder, present, held = lock_holder()
 local now = server_ms()
-local readers = lock_drop_expired(holder, now, cap)
+local readers = lock_drop_expired(holder, now, cap, present)
 if how == 'lost' or how == 'timeout' then
   history_add(KEYS[9], cap, how, who, 'token', token, 'exit_code', exit_code)
 end
-redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
-redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now)
+-- Calls on a key that does not exist are left out (they would find it empty); nothing here
+-- makes the waiting sets, the readers' set or the wake list before the last use of `present`.
+if present[5] then redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now) end
+if present[6] then redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now) end
 if holder ~= token then
   -- A waiter that gives up leaves the waiting sets. The writer that holds the lock is in
   -- none: its take took it out of them.
-  redis.call('ZREM', KEYS[5], token)
-  redis.call('ZREM', KEYS[6], token)
+  if present[5] then redis.call('ZREM', KEYS[5], token) end
+  if present[6] then redis.call('ZREM', KEYS[6], token) end
   redis.call('DEL', rwake .. token)
 end
 
 local released = 0
 if holder == token then
-  local taken = redis.call('HMGET', KEYS[1], 'who', 'acquired_at', 'fence')
   redis.call('DEL', KEYS[1])
   holder = false
   released = 1
-  local at = tonumber(taken[2] or '')
-  history_add(KEYS[9], cap, 'released', taken[1], 'token', token, 'fence', taken[3],
+  local at = tonumber(held[3] or '')
+  history_add(KEYS[9], cap, 'released', held[2], 'token', token, 'fence', held[4],
               'held_ms', at and now - at, 'exit_code', exit_code, 'waited_ms', waited)
   history_close(KEYS[10])
   if announce ~= '' and readers == 0 then
     -- pcall: a user whose ACL refuses the channel still gets the lock released; its
     -- waiters then wake by their own timers.
-    local first = redis.call('ZRANGE', KEYS[5], 0, 0)[1]
+    local first = present[5] and redis.call('ZRANGE', KEYS[5], 0, 0)[1]
     redis.pcall('PUBLISH', announce, first and ('released ' .. first) or 'released')
   end
-elseif redis.call('ZREM', KEYS[4], token) == 1 then
+elseif present[4] and redis.call('ZREM', KEYS[4], token) == 1 then
   readers = readers - 1
   local reader_who, at = string.match(redis.call('HGET', KEYS[8], token) or '', '^(.*)\31(%d+)$')
   at = tonumber(at)
@@ -70,11 +71,12 @@ end
 
 if not holder then
   if readers == 0 then  -- free: one writer may go
-    redis.call('DEL', KEYS[3])
+    if present[3] then redis.call('DEL', KEYS[3]) end
     redis.call('RPUSH', KEYS[3], '1')
     redis.call('PEXPIRE', KEYS[3], 60000)
   end
-  if redis.call('ZCARD', KEYS[5]) == 0 then  -- no writer waits: every reader may go
+  -- No writer waits: every reader may go.
+  if present[6] and (not present[5] or redis.call('ZCARD', KEYS[5]) == 0) then
     for _, r in ipairs(redis.call('ZRANGE', KEYS[6], 0, -1)) do
       redis.call('DEL', rwake .. r)
       redis.call('RPUSH', rwake .. r, '1')

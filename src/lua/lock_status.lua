@@ -13,14 +13,14 @@
 -- @lib history
 -- @lib lock
 -- @lib holder
-local holder = lock_holder()
+local holder, _, held = lock_holder()
 local now = server_ms()
 local waiting = redis.call('ZCOUNT', KEYS[5], '(' .. now, '+inf') + redis.call('ZCOUNT', KEYS[6], '(' .. now, '+inf')
 if holder then
-  local at = tonumber(redis.call('HGET', KEYS[1], 'acquired_at') or '')
-  local held = at and math.max(0, now - at) or -1
-  return {holder, tonumber(redis.call('HGET', KEYS[1], 'fence')), redis.call('PTTL', KEYS[1]), 'exclusive', 0, held, waiting,
-          redis.call('HGET', KEYS[1], 'who') or '', at or -1}
+  local at = tonumber(held[3] or '')
+  local held_ms = at and math.max(0, now - at) or -1
+  return {holder, tonumber(held[4]), redis.call('PTTL', KEYS[1]), 'exclusive', 0, held_ms, waiting,
+          held[2] or '', at or -1}
 end
 local last_fence = tonumber(redis.call('GET', KEYS[2]) or '0')
 local readers = redis.call('ZCOUNT', KEYS[4], '(' .. now, '+inf')

@@ -5,21 +5,31 @@
 -- history stream, KEYS[10] the writer's open take (both lib/history.lua's, which the
 -- scripts splice in before this one).
 
--- The token of the writer that holds the lock, or false when no writer does. Refuses first,
--- before anything is changed, any key of the lock that holds another type (or a lock hash
--- that is not an rcoord lock's).
+-- The token of the writer that holds the lock, or false when no writer does; which keys of the
+-- lock exist (check_types' `present`); and the writer's hash, {token, who, acquired_at,
+-- fence} (false when none). Refuses first, before anything is changed, any key of the lock
+-- that holds another type (or a lock hash that is not an rcoord lock's).
 local function lock_holder()
-  local holder = object_field(1, 'token', 'lock')
-  check_types({false, 'string', 'list', 'zset', 'zset', 'zset', 'hash', 'hash', 'stream', 'string'})
-  return holder
+  local kind = redis.call('TYPE', KEYS[1])['ok']
+  local held = false
+  if kind ~= 'none' then
+    held = kind == 'hash' and redis.call('HMGET', KEYS[1], 'token', 'who', 'acquired_at', 'fence')
+    if not (held and held[1]) then refuse(1, 'a ' .. kind .. ' that is not an rcoord lock') end
+  end
+  local present =
+    check_types({false, 'string', 'list', 'zset', 'zset', 'zset', 'hash', 'hash', 'stream', 'string'})
+  present[1] = held ~= false
+  return held and held[1], present, held
 end
 
 -- What a script that changes the lock does first: leases that ran out since the last look
 -- are dropped, and recorded as `expired` in the history (keeping `cap` events): the writer's,
 -- when its open take outlived its lock hash (`holder` is false), and each reader's whose
--- deadline passed. Returns how many readers hold the lock afterwards.
-local function lock_drop_expired(holder, now, cap)
-  if not holder then history_expired(KEYS[10], KEYS[9], cap, 'token', 'fence') end
+-- deadline passed. Returns how many readers hold the lock afterwards. `present` is
+-- lock_holder's.
+local function lock_drop_expired(holder, now, cap, present)
+  if not holder and present[10] then history_expired(KEYS[10], KEYS[9], cap, 'token', 'fence') end
+  if not present[4] then return 0 end
   local readers = redis.call('ZCARD', KEYS[4])
   if readers == 0 then return 0 end  -- the usual case: one call, which answers the count too
   local lapsed = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now)

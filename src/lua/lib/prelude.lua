@@ -14,18 +14,25 @@ end
 
 -- Refuses any KEYS[i] that exists with another Redis type than kinds[i] ('hash', 'zset',
 -- 'list', 'string'; false: not checked). `what` (optional) names the object KEYS[1] is the main
--- key of ('queue'). One TYPE per key, run on the server: no round trip.
+-- key of ('queue'). One TYPE per key, run on the server: no round trip. Returns what the checks
+-- saw: present[i] is false for a checked key that does not exist, true otherwise. A script may
+-- leave out a call that would find such a key empty, where nothing it ran before made the key.
 local function check_types(kinds, what)
+  local present = {}
   for i = 1, #KEYS do
     local want = kinds[i]
+    present[i] = true
     if want then
       local kind = redis.call('TYPE', KEYS[i])['ok']
-      if kind ~= 'none' and kind ~= want then
+      if kind == 'none' then
+        present[i] = false
+      elseif kind ~= want then
         if i == 1 and what then refuse(i, 'a ' .. kind .. ' that is not an rcoord ' .. what) end
         refuse(i, 'a ' .. kind .. ', not the ' .. want .. ' rcoord keeps there')
       end
     end
   end
+  return present
 end
 
 -- The main hash of an object, KEYS[i]: the value of its `field`, or false when the key does
