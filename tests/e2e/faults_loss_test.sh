@@ -1,7 +1,7 @@
 # 3% of the packets lost each way between every client and the server: 16 processes still
 # exclude each other exactly (a counter incremented under `lock run`, no update lost), and no
 # run is wrongly terminated: no exit 5 for the short runs, and three long runs (lock, sem,
-# elect) renew through the loss for 8 s and end with their command's own code. A take whose
+# elect) renew through the loss for 10 s and end with their command's own code. A take whose
 # connection cannot be made in time (a SYN lost twice) is exit 3 with nothing held; the
 # workers take again.
 source "$(dirname "$0")/faults_lib.sh"
@@ -36,11 +36,17 @@ worker() {
   done
 }
 
+# The long runs hold a 12 s lease: the stop point comes 6.5 s (12 - 4 - 1.5) after a renewal
+# and the next renewal is sent 3.25 s before it, so one whose reply is still lost when the
+# 1.5 s timeout ends is sent again, on a new connection, 1 s later and before the stop point.
+# With a 6 s lease one renewal had to get through within 1.5 s, and on a loaded machine the
+# retransmission timer (it grows with the variance of the round trips) could spend that on two
+# losses: now and then a long run was stopped.
 long_run() {
   local kind=$1 code
   shift
   set +e
-  "$RCOORD" --timeout 1500ms "$@" -- sh -c 'sleep 8; exit 7' 2>"$TEST_TMP/long-$kind.err"
+  "$RCOORD" --timeout 1500ms "$@" -- sh -c 'sleep 10; exit 7' 2>"$TEST_TMP/long-$kind.err"
   code=$?
   set -e
   echo "$code" >"$TEST_TMP/long-$kind.code"
@@ -48,11 +54,11 @@ long_run() {
 
 start=$(now_ms)
 pids=()
-long_run lock lock run long --ttl 6s &
+long_run lock lock run long --ttl 12s &
 pids+=($!)
-long_run sem sem run long --limit 1 --ttl 6s &
+long_run sem sem run long --limit 1 --ttl 12s &
 pids+=($!)
-long_run elect elect run long --id me --ttl 6s &
+long_run elect elect run long --id me --ttl 12s &
 pids+=($!)
 for w in $(seq 1 $WORKERS); do
   worker "$w" &
