@@ -157,22 +157,22 @@ class Redlock::Listeners {
   }
 
   // Waits up to `block` until `needed` nodes announced a give-back since forget(), one of
-  // them naming this waiter (or none). False when `block` passed first. Throws
+  // them naming this waiter (or none); either way the waiter then tries again. Throws
   // Error(kInterrupted) on a managed signal.
-  bool wait(int needed, Millis block) {
+  void wait(int needed, Millis block) {
     auto deadline = deadline_after(block);
     for (;;) {
       hear_buffered();
-      if (count(heard_) >= needed && count(called_) > 0) return true;
+      if (count(heard_) >= needed && count(called_) > 0) return;
       auto now = Clock::now();
-      if (now >= deadline) return false;
+      if (now >= deadline) return;
       std::vector<Subscriber*> open;
       for (auto& s : subs_) {
         if (s) open.push_back(&*s);
       }
       if (open.empty()) {
         if (!signals::sleep_until(deadline)) interrupted();
-        return false;
+        return;
       }
       Millis left = deadline == Clock::time_point::max()
                         ? Millis::max()

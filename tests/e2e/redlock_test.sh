@@ -128,6 +128,13 @@ code=$?
 set -e
 assert_eq "$code" 143 "exit code of a waiter interrupted by SIGTERM"
 assert_eq "$(cat "$TEST_TMP/acq.out")" "" "no token printed"
+# It left the nodes' waiting sets on its way out (not 3 s later, when its heartbeat ran out).
+# The holder may still be listed on a node where it found the lock busy and did not take it.
+for port in "$N1_PORT" "$N2_PORT" "$N3_PORT" "$N4_PORT" "$N5_PORT"; do
+  for waiting in $(redis-cli -p "$port" zrange 'rcoord:{lock:held}:writers' 0 -1); do
+    assert_eq "$waiting" "$holder" "a waiting writer on the node at $port after the waiter's SIGTERM"
+  done
+done
 expect 0 rl lock status held --json
 assert_eq "$(json_field "$OUT" token)" "$holder"
 assert_eq "$(json_field "$OUT" acquired_on)" "$held_on" "the holder holds it where it did"
