@@ -14,6 +14,7 @@
 #include "identity.hpp"
 #include "keys.hpp"
 #include "options.hpp"
+#include "redirect.hpp"
 #include "redlock.hpp"
 #include "reply.hpp"
 #include "signals.hpp"
@@ -76,11 +77,28 @@ nlohmann::ordered_json event_json(const history::Event& e, const std::string& ty
   return j;
 }
 
-// Whether object `name` of type `type` left anything: its history, or its main key.
-bool present(Connection& conn, const Keys& keys, const std::string& type, const std::string& name) {
-  Reply r = conn.command({"EXISTS", keys.history(type, name)});
-  if (reply_integer(r.get()) > 0) return true;
-  return reply_integer(conn.command({"EXISTS", keys.object(type, name)}).get()) > 0;
+// Of `types`, those under which `name` left anything: its history, or its main key. Every
+// EXISTS goes in one write; on a cluster, a key of another node's slot comes back redirected
+// and is asked again on its own (the two keys of one type share a slot).
+std::vector<std::string> types_present(Connection& conn, const Keys& keys,
+                                       const std::vector<std::string>& types,
+                                       const std::string& name) {
+  std::vector<Args> asks;
+  for (const auto& t : types) {
+    asks.push_back({"EXISTS", keys.history(t, name)});
+    asks.push_back({"EXISTS", keys.object(t, name)});
+  }
+  std::vector<Reply> replies = conn.pipeline(asks);
+  auto exists = [&](std::size_t k) {
+    if (cluster::is_redirect(replies[k].get())) replies[k] = conn.command(asks[k]);
+    check_reply(replies[k], "EXISTS");
+    return reply_integer(replies[k].get()) > 0;
+  };
+  std::vector<std::string> found;
+  for (std::size_t i = 0; i < types.size(); ++i) {
+    if (exists(2 * i) || exists(2 * i + 1)) found.push_back(types[i]);
+  }
+  return found;
 }
 
 // The type of `name` (--type, else the one type that has it). Throws Error(kUsage) when
@@ -88,14 +106,13 @@ bool present(Connection& conn, const Keys& keys, const std::string& type, const 
 std::string type_of(Context& ctx, const HistoryArgs& a) {
   if (!a.type.empty()) {
     // Followed, an object that does not exist yet is waited for.
-    if (a.follow || present(ctx.conn(), ctx.keys(), a.type, a.name)) return a.type;
+    if (a.follow || !types_present(ctx.conn(), ctx.keys(), {a.type}, a.name).empty()) {
+      return a.type;
+    }
     throw Error(kNo, fmt::format("no {} '{}' has a history", object_noun(a.type), a.name),
                 "check the name, --prefix and --type; with --history 0 nothing is recorded");
   }
-  std::vector<std::string> found;
-  for (const auto& t : kTypes) {
-    if (present(ctx.conn(), ctx.keys(), t, a.name)) found.push_back(t);
-  }
+  std::vector<std::string> found = types_present(ctx.conn(), ctx.keys(), kTypes, a.name);
   if (found.size() == 1) return found.front();
   if (found.empty()) {
     throw Error(kNo,

@@ -6,6 +6,7 @@
 #include <charconv>
 
 #include "errors.hpp"
+#include "redirect.hpp"
 #include "reply.hpp"
 #include "waiting.hpp"
 
@@ -83,13 +84,20 @@ Page read(Connection& conn, const std::string& key, std::optional<std::int64_t> 
   Page page;
   std::string from = since_ms ? std::to_string(std::max<std::int64_t>(0, *since_ms)) : "-";
   // The newest `limit` of them, read newest first and turned around; else all, oldest first.
-  Reply r = limit ? conn.command({"XREVRANGE", key, "+", from, "COUNT", std::to_string(*limit)})
-                  : conn.command({"XRANGE", key, from, "+"});
-  check_key_reply(r, "XRANGE", key);
+  // The newest entry of all (where a --follow goes on from) is asked in the same write.
+  std::vector<Args> asks{limit ? Args{"XREVRANGE", key, "+", from, "COUNT", std::to_string(*limit)}
+                               : Args{"XRANGE", key, from, "+"},
+                         {"XREVRANGE", key, "+", "-", "COUNT", "1"}};
+  std::vector<Reply> replies = conn.pipeline(asks);
+  for (std::size_t i = 0; i < replies.size(); ++i) {
+    // One key, one slot: only a slot moving between the two can redirect one of them.
+    if (cluster::is_redirect(replies[i].get())) replies[i] = conn.command_raw(asks[i]);
+    check_key_reply(replies[i], asks[i][0], key);
+  }
+  Reply& r = replies[0];
   page.events = decode_entries(r.get());
   if (limit) std::reverse(page.events.begin(), page.events.end());
-  Reply last = conn.command({"XREVRANGE", key, "+", "-", "COUNT", "1"});
-  check_key_reply(last, "XREVRANGE", key);
+  Reply& last = replies[1];
   auto newest = decode_entries(last.get());
   page.exists = !newest.empty();
   page.last_id = newest.empty() ? "0-0" : newest.front().id;
