@@ -35,11 +35,14 @@ struct TopArgs {
   Millis interval{1000};
 };
 
-// One pass into the board. Returns the pass (which masters it missed).
-inventory::Pass refresh(Context& ctx, const TopArgs& args, live::Board& board) {
+// One pass into the board. Returns the pass (which masters it missed). `nodes` keeps a
+// cluster's master connections from one pass to the next.
+inventory::Pass refresh(Context& ctx, const TopArgs& args, live::Board& board,
+                        inventory::Nodes* nodes = nullptr) {
   std::vector<inventory::Object> objects;
-  auto pass = inventory::survey(ctx.conn(), ctx.keys(), {args.pattern, args.type, true},
-                                [&](const inventory::Object& o) { objects.push_back(o); });
+  auto pass = inventory::survey(
+      ctx.conn(), ctx.keys(), {args.pattern, args.type, true},
+      [&](const inventory::Object& o) { objects.push_back(o); }, nodes);
   board.update(std::move(objects), live::Clock::now());
   return pass;
 }
@@ -120,7 +123,7 @@ class TopScreen {
   int run() {
     for (;;) {
       try {
-        pass_ = refresh(ctx_, args_, board_);
+        pass_ = refresh(ctx_, args_, board_, &nodes_);
         if (detail_) read_detail();
       } catch (const Error& e) {
         if (e.code() == kInterrupted) return 0;
@@ -337,6 +340,7 @@ class TopScreen {
   const TopArgs& args_;
   Screen screen_;
   live::Board board_;
+  inventory::Nodes nodes_;  ///< a cluster's masters, connected once for every refresh
   inventory::Pass pass_;
   std::string refreshed_at_;
   std::vector<const live::Row*> rows_;

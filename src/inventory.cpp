@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <span>
 
@@ -483,8 +484,19 @@ const std::vector<std::string>& types() {
   return kTypes;
 }
 
+Connection& Nodes::to(const Endpoint& endpoint, Millis timeout) {
+  for (auto& c : conns_) {
+    const Endpoint& known = c.endpoint();
+    if (known.host == endpoint.host && known.port == endpoint.port &&
+        known.socket_path == endpoint.socket_path) {
+      return c;
+    }
+  }
+  return conns_.emplace_back(endpoint, timeout);
+}
+
 Pass survey(Connection& conn, const Keys& keys, const Query& query,
-            const std::function<void(const Object&)>& each) {
+            const std::function<void(const Object&)>& each, Nodes* nodes) {
   if (!query.type.empty() && !known_type(query.type)) {
     throw Error(kUsage, fmt::format("unknown --type '{}'", query.type),
                 "use lock, sem, limit, bloom, pf, complete, recent, elect, queue, signal or latch");
@@ -512,7 +524,9 @@ Pass survey(Connection& conn, const Keys& keys, const Query& query,
   };
   for (const auto& endpoint : *masters) {
     try {
-      Connection node(endpoint, conn.timeout());
+      std::optional<Connection> own;
+      Connection& node = nodes != nullptr ? nodes->to(endpoint, conn.timeout())
+                                          : own.emplace(endpoint, conn.timeout());
       scan_node(node, keys, query, match, seen, pass.found, reported);
     } catch (const Error& e) {
       if (e.code() != kConnection || in_each) throw;

@@ -6,6 +6,7 @@
 /// trip per object and without a long command that would block the server.
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -62,15 +63,28 @@ struct Pass {
   std::vector<std::string> unreachable;
 };
 
+/// The connections a survey makes to a cluster's masters, kept by a caller that surveys again
+/// and again (`top`): each refresh then reuses them, where it would connect to every master
+/// anew (with TLS, a handshake each) and leave as many closed connections behind.
+class Nodes {
+ public:
+  /// The connection to the node of `endpoint` (its host and port, or its socket), made on
+  /// first use; one whose socket failed reconnects on its next command.
+  Connection& to(const Endpoint& endpoint, Millis timeout);
+
+ private:
+  std::deque<Connection> conns_;  ///< a deque: references stay valid as it grows
+};
+
 /// Calls `each` for every object whose name matches the query, as SCAN finds them (a cursor
 /// walk: the server is never blocked, and an object changed during the walk may be missed or
 /// seen as it is then). On a cluster every master is walked; one that cannot be reached is
 /// listed in Pass::unreachable and the others are still read. An object whose keys hold
 /// something else is reported unreadable, not thrown. Throws Error(kUsage) for an unknown
 /// type, Error(kConnection) when the server (a standalone one, or the cluster's seed) cannot
-/// be reached.
+/// be reached. With `nodes`, the masters' connections are taken from it and left there.
 Pass survey(Connection& conn, const Keys& keys, const Query& query,
-            const std::function<void(const Object&)>& each);
+            const std::function<void(const Object&)>& each, Nodes* nodes = nullptr);
 
 /// `ls`: as survey(), then, when masters were missed, Error(kConnection) naming them (the
 /// objects of the others were reported). Returns how many objects were found.

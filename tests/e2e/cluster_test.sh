@@ -323,6 +323,32 @@ expect 0 "$RCOORD" metrics --type lock
 for l in "$L1" "$L2" "$L3"; do assert_contains "$OUT" "rcoord_lock_held{name=\"$l\"} 1"; done
 pass "ls, top, metrics and doctor cover every master"
 
+# --- top in a terminal keeps its connections to the masters from one refresh to the next ------
+# Each redis-cli call below is a connection too: they are counted and taken off (INFO counts
+# the connection that asks).
+connections() { redis-cli -p "$1" info stats | tr -d '\r' | sed -n 's/^total_connections_received://p'; }
+scans() { redis-cli -p "$1" info commandstats | tr -d '\r' | sed -n 's/^cmdstat_scan:calls=\([0-9]*\),.*/\1/p'; }
+polls=0
+refreshed() { # ten refreshes or more: each SCANs every master
+  polls=$((polls + 1))
+  [ "$(($(scans "$M3") - scans3))" -ge 10 ]
+}
+for p in $M1 $M2 $M3; do eval "conns$p=$(connections "$p")"; done
+scans3=$(scans "$M3")
+tmux -S "$TEST_TMP/tmux.sock" -f /dev/null new-session -d -s top -x 120 -y 30 \
+  "RCOORD_URL=$C_URL $RCOORD top --type lock --interval 100ms"
+wait_until 30 refreshed || fail "top did not refresh 10 times"
+tmux -S "$TEST_TMP/tmux.sock" kill-server
+for p in $M1 $M2 $M3; do
+  opened=$(($(connections "$p") - $(eval echo "\$conns$p") - 1))
+  [ "$p" != "$M3" ] || opened=$((opened - polls - 1))
+  # The seed's own connection and one per master (the seed is a master too).
+  limit=1
+  [ "$p" != "$M1" ] || limit=2
+  [ "$opened" -le "$limit" ] || fail "top opened $opened connections to the master on $p in 10 refreshes"
+done
+pass "top over a cluster: 10 refreshes, each master connected once"
+
 # --- limit, several rates (after ls: its objects are not expected there) ------------------------
 # Every rate's keys share the limit's hash tag, so one script decides them all.
 i=0
