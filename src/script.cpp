@@ -290,21 +290,18 @@ Reply script_reply(Connection& conn, Reply r, const Script& script, const Args& 
   return r;
 }
 
-}  // namespace
+// What wait_then_eval_taking() got back.
+struct WaitedReply {
+  Reply reply;         ///< the script's
+  bool waited = true;  ///< false when the wait alone was redirected (a slot on the move)
+};
 
-Reply eval_taking(Connection& conn, const Script& script, const Args& keys, const Args& args,
-                  const std::function<void()>& give_back) {
-  return taking(
-      conn, [&] { return eval(conn, script, keys, args); }, give_back, conn.timeout());
-}
-
-Reply eval_taking(Connection& conn, const Take& take) {
-  return eval_taking(conn, take.script, take.keys, take.args, take.give_back);
-}
-
+// eval_taking() of `take`, with `wait` sent in front of it in one write (retry_after_wait).
 WaitedReply wait_then_eval_taking(Connection& conn, const Args& wait, Millis block,
-                                  const Script& script, const Args& keys, const Args& args,
-                                  const std::function<void()>& give_back) {
+                                  const Take& take) {
+  const Script& script = take.script;
+  const Args& keys = take.keys;
+  const Args& args = take.args;
   // The wait ends by `block`, and the script right after it: half a timeout later the server
   // counts as gone, and the other half is left for giving back. A waiter whose server stops
   // answering exits within `block` and one timeout, as one that sent its wait alone.
@@ -321,7 +318,7 @@ WaitedReply wait_then_eval_taking(Connection& conn, const Args& wait, Millis blo
           out.waited = false;
         } else if (woke->type == REDIS_REPLY_ERROR) {
           try {
-            give_back();
+            take.give_back();
           } catch (const Error&) {
             // Its TTL ends what could not be given back; the wait's error is the one to tell.
           }
@@ -329,8 +326,16 @@ WaitedReply wait_then_eval_taking(Connection& conn, const Args& wait, Millis blo
         }
         return r;
       },
-      give_back, half);
+      take.give_back, half);
   return out;
+}
+
+}  // namespace
+
+Reply eval_taking(Connection& conn, const Take& take) {
+  return taking(
+      conn, [&] { return eval(conn, take.script, take.keys, take.args); }, take.give_back,
+      conn.timeout());
 }
 
 Reply retry_after_wait(Connection& conn, const Take& take, const std::string& wake_key,
@@ -340,8 +345,7 @@ Reply retry_after_wait(Connection& conn, const Take& take, const std::string& wa
   Args wait{"BLPOP", wake_key, waiting::block_seconds(block)};
   sent = std::chrono::steady_clock::now();
   if (block * kWaitShareOfLease <= lease) {
-    auto woken =
-        wait_then_eval_taking(conn, wait, block, take.script, take.keys, take.args, take.give_back);
+    auto woken = wait_then_eval_taking(conn, wait, block, take);
     if (woken.waited || take.took(woken.reply.get())) return std::move(woken.reply);
     // The wait alone was redirected and the try did not take: wait where the key is now.
   }

@@ -44,39 +44,22 @@ struct Take {
   std::function<bool(const redisReply*)> took;
 };
 
-/// As eval(), for a script that takes something (a lock, a permit, leadership). When the
-/// replicas do not acknowledge it in time, `give_back` runs (without waiting for replicas,
-/// errors ignored) before the ReplicaShortfall goes on: a caller never believes it holds
-/// what a failover could lose. When the reply is lost after the request went out (a
-/// timeout, a dropped connection), `give_back` runs on a fresh connection within one timeout
-/// before the Error(kConnection) goes on, its hint saying whether the server confirmed it.
-/// A managed signal that cuts the reply short gives back likewise before Error(kInterrupted)
-/// goes on.
-Reply eval_taking(Connection& conn, const Script& script, const Args& keys, const Args& args,
-                  const std::function<void()>& give_back);
-/// eval_taking() of `take`.
+/// As eval(), for `take`'s script. When the replicas do not acknowledge it in time,
+/// `take.give_back` runs (without waiting for replicas, errors ignored) before the
+/// ReplicaShortfall goes on: a caller never believes it holds what a failover could lose.
+/// When the reply is lost after the request went out (a timeout, a dropped connection),
+/// `give_back` runs on a fresh connection within one timeout before the Error(kConnection)
+/// goes on, its hint saying whether the server confirmed it. A managed signal that cuts the
+/// reply short gives back likewise before Error(kInterrupted) goes on.
 Reply eval_taking(Connection& conn, const Take& take);
 
-/// What wait_then_eval_taking() got back.
-struct WaitedReply {
-  Reply reply;         ///< the script's
-  bool waited = true;  ///< false when the wait alone was redirected (a slot on the move)
-};
-
-/// As eval_taking(), with `wait` (a BLPOP on the caller's wake list, blocking up to `block`)
-/// sent in front of the script in one write: the server runs the script as soon as the wait
-/// ends, without a round trip back to the client and a second request, which is what a
-/// waiter would send next anyway. A lease the script grants counts from the sending of both.
-/// The wait's own error (its key of another type, a refused BLPOP) is thrown after giving
-/// back what the script may have taken.
-WaitedReply wait_then_eval_taking(Connection& conn, const Args& wait, Millis block,
-                                  const Script& script, const Args& keys, const Args& args,
-                                  const std::function<void()>& give_back);
-
-/// A waiter's next try after its wait (BLPOP `wake_key` for up to `block`), as one write when
-/// the wait is at most a quarter of `lease`, the lease the try grants, which then counts from
-/// the sending of both (wait_then_eval_taking); a shorter lease waits, then tries. `sent` is
-/// set to when a lease the try grants counts from.
+/// A waiter's next try after its wait (BLPOP `wake_key` for up to `block`). When the wait is at
+/// most a quarter of `lease`, the lease the try grants, the try is sent behind the wait in one
+/// write: the server runs it as soon as the wait ends, without a round trip back to the
+/// waiter, and the lease counts from the sending of both. A shorter lease waits, then tries.
+/// The wait's own error (its key of another type, a refused BLPOP) is thrown after giving back
+/// what the try may have taken, as eval_taking() does for the try's. `sent` is set to when a
+/// lease the try grants counts from.
 Reply retry_after_wait(Connection& conn, const Take& take, const std::string& wake_key,
                        Millis block, Millis lease, std::chrono::steady_clock::time_point& sent);
 
