@@ -51,6 +51,12 @@ int run_supervised(Context& ctx, std::string_view what, Lease& lease, HoldingOpt
                         "terminated)",
                         what, e.detail));
         return;
+      case HoldEvent::Kind::kLostUnstarted:
+        Printer::warn(fmt::format(
+            "rcoord: {} was lost before the command could start: {} (the command was not "
+            "started)",
+            what, e.detail));
+        return;
       case HoldEvent::Kind::kTimedOut:
         warn_timed_out(opts.supervise.max_run.value_or(Millis(0)), opts.supervise.kill_grace,
                        fmt::format("{} {}", what, after_run));

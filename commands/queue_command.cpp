@@ -392,6 +392,12 @@ void report(Context& ctx, const std::string& name, const ConsumeOptions& opts,
           "(the command was terminated; the message will be delivered again)",
           m.id, name, e.lost_reason));
       return;
+    case queue::ConsumeEvent::Kind::kLostUnstarted:
+      Printer::warn(fmt::format(
+          "rcoord: the lease on message {} of queue '{}' was lost before the command could "
+          "start: {} (the command was not started; the message will be delivered again)",
+          m.id, name, e.lost_reason));
+      return;
     case queue::ConsumeEvent::Kind::kTimedOut:
       warn_timed_out(opts.supervise.max_run.value_or(Millis(0)), opts.supervise.kill_grace,
                      fmt::format("message {} is given back", m.id));

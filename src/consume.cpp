@@ -139,7 +139,8 @@ class Consumer {
     ++result_.handled;
     last_code_ = result.exit_code;
     if (result.lost) {
-      on_event_({ConsumeEvent::Kind::kLost, m, result.lost_reason});
+      on_event_({result.started ? ConsumeEvent::Kind::kLost : ConsumeEvent::Kind::kLostUnstarted, m,
+                 result.lost_reason});
       return std::nullopt;
     }
     if (result.timed_out) {

@@ -34,14 +34,15 @@ struct ConsumeOptions {
 /// Something the caller may want to report about one message, as it happens.
 struct ConsumeEvent {
   enum class Kind {
-    kLost,      ///< its lease was lost while the command ran (terminated; delivered again)
-    kTimedOut,  ///< the command ran past max_run and was stopped; it fails with kTimedOut
-    kAckLate,   ///< the command succeeded, but the lease was gone before the ack
-    kFailed,    ///< the command failed: the message was nacked
+    kLost,           ///< its lease was lost while the command ran (terminated; delivered again)
+    kLostUnstarted,  ///< its lease was past its stop point at the start: command not run
+    kTimedOut,       ///< the command ran past max_run and was stopped; it fails with kTimedOut
+    kAckLate,        ///< the command succeeded, but the lease was gone before the ack
+    kFailed,         ///< the command failed: the message was nacked
   };
   Kind kind;
   const Message& message;
-  std::string lost_reason{};                  ///< kLost: why
+  std::string lost_reason{};                  ///< kLost, kLostUnstarted: why
   int exit_code = 0;                          ///< kFailed: the command's code
   NackState state = NackState::kNotInFlight;  ///< kFailed: where the message is now
 };

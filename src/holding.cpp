@@ -34,7 +34,8 @@ int run_holding(Lease& lease, const HoldingOptions& opts, const HoldObserver& on
   auto started = Clock::now();
   SuperviseResult result = supervise(opts.supervise, lease);
   if (result.lost) {
-    on_event({HoldEvent::Kind::kLost, result.lost_reason});
+    on_event({result.started ? HoldEvent::Kind::kLost : HoldEvent::Kind::kLostUnstarted,
+              result.lost_reason});
     // Exact by token: harmless if someone else holds it now. The history learns of the loss.
     give_back(lease, opts, on_event, {.how = Ending::How::kLost, .exit_code = kLost});
     return kLost;

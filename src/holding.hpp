@@ -28,19 +28,21 @@ struct HoldingOptions {
 struct HoldEvent {
   enum class Kind {
     kLost,            ///< the lease was lost while the command ran; it was terminated
+    kLostUnstarted,   ///< the lease was past its stop point at the start: command not run
     kTimedOut,        ///< the command ran past --max-run and was stopped
     kGiveBackFailed,  ///< giving back (or keeping) failed: it expires by its TTL
   };
   Kind kind;
-  std::string detail;  ///< kLost: why it was lost; kGiveBackFailed: the error
+  std::string detail;  ///< kLost, kLostUnstarted: why; kGiveBackFailed: the error
 };
 
 using HoldObserver = std::function<void(const HoldEvent&)>;
 
 /// Runs opts.supervise.command while `lease` is renewed, then gives the lease back (or keeps
 /// it for opts.min_hold, unless it was lost). Returns the command's exit code, kLost when the
-/// lease was lost while it ran, or kTimedOut when it ran past --max-run. Throws what
-/// supervise() throws (the lease is then neither renewed nor given back: the caller's).
+/// lease was lost while it ran (or before it could start: it was then not started), or kTimedOut
+/// when it ran past --max-run. Throws what supervise() throws (the lease is then neither renewed
+/// nor given back: the caller's).
 int run_holding(Lease& lease, const HoldingOptions& opts, const HoldObserver& on_event);
 
 }  // namespace rcoord

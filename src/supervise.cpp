@@ -285,6 +285,22 @@ class Supervisor {
     next_renewal_ = times_.next_renewal(lease.taken_at);
   }
 
+  // Whether the lease is already past its stop point: the take's reply was read so late
+  // (rcoord stopped by SIGSTOP or Ctrl-Z while it waited, or not scheduled on a starved
+  // machine) that the command would start without the time the lease needs to stop it.
+  bool too_late_to_start() const { return Clock::now() >= times_.stop_at(); }
+
+  // The result of a command that was never started, its lease being too late for it.
+  SuperviseResult not_started() {
+    result_.lost = true;
+    result_.started = false;
+    result_.exit_code = kLost;  // no command status: a consumer's last code says "lost"
+    result_.lost_reason =
+        "its take was answered while rcoord was stopped or not scheduled, too "
+        "late to run the command in its lease";
+    return result_;
+  }
+
   SuperviseResult run(pid_t child) {
     child_ = child;
     if (opts_.max_run) max_run_at_ = Clock::now() + *opts_.max_run;
@@ -492,6 +508,8 @@ SuperviseResult supervise(const SuperviseOptions& opts, Lease& lease) {
   prctl(PR_SET_CHILD_SUBREAPER, 1);
 
   Guard& guard = Guard::instance();  // first: the command inherits nothing of it
+  Supervisor supervisor(opts, lease);
+  if (supervisor.too_late_to_start()) return supervisor.not_started();
   // What rcoord wrote before (a consumer's line for the message before) comes out before
   // what the command writes to the same stream.
   std::fflush(nullptr);
@@ -504,7 +522,6 @@ SuperviseResult supervise(const SuperviseOptions& opts, Lease& lease) {
   Guarded guarded(guard, child);
   std::optional<TerminalHandover> terminal;
   if (!opts.graceful) terminal.emplace(child);
-  Supervisor supervisor(opts, lease);
   return supervisor.run(child);
 }
 

@@ -85,7 +85,9 @@ struct SuperviseOptions {
 
 struct SuperviseResult {
   int exit_code = 0;         ///< the child's code, or 128+N if it died of signal N
-  bool lost = false;         ///< the lease was lost while the child ran
+  bool lost = false;         ///< the lease was lost while the child ran, or before it started
+  bool started = true;       ///< false: the lease was past its stop point before the child
+                             ///< could start (rcoord was stopped or not scheduled): never run
   bool timed_out = false;    ///< the command ran longer than max_run and was stopped
   std::string lost_reason;   ///< why, for the message
   int forwarded_signal = 0;  ///< the last termination signal rcoord received and forwarded
@@ -96,8 +98,9 @@ struct SuperviseResult {
 /// group is gone: members still running when the command exits get SIGTERM, then SIGKILL
 /// after the grace, while the lease is still renewed. If rcoord dies (SIGKILL included), the
 /// command dies with it (a death signal on the child, and a guard process that kills the
-/// group). Throws Error(kUsage) for an empty command; the child exits 127 (126) when exec
-/// fails.
+/// group). A lease already past its stop point (the take's reply was read too late) is lost
+/// before the command starts: it is not started at all. Throws Error(kUsage) for an empty
+/// command; the child exits 127 (126) when exec fails.
 SuperviseResult supervise(const SuperviseOptions& opts, Lease& lease);
 
 /// Starts the guard process supervise() needs (else it starts on first use). A `run` verb

@@ -132,3 +132,30 @@ wait_until $((hold / 1000 + 10)) bash -c "! '$RCOORD' lock status cron" || fail 
 expect 0 "$RCOORD" lock run cron -- true
 [ ! -e "$TEST_TMP/cron-twice" ] || fail "the second host ran inside --min-hold"
 pass "--min-hold: the same job on a late host does not run twice"
+
+# A waiter stopped (SIGSTOP, Ctrl-Z) while the lock is handed to it reads the take's reply only
+# after its lease's stop point: the command must not start at all (it would run with no time
+# left to stop it before the lease ends). Exit 5, the lock given back.
+expect 0 "$RCOORD" lock acquire late --ttl 10m
+holder=$OUT
+"$RCOORD" lock run late --ttl 4s --kill-grace 500ms --wait forever -- touch "$TEST_TMP/late-ran" \
+  2>"$TEST_TMP/late-err" &
+late=$!
+track $late
+wait_blocked "$R_PORTS" 1
+kill -STOP $late
+# released at once, while the waiter's wait (and the take behind it) is still on the server
+expect 0 "$RCOORD" lock release late --token "$holder"
+expect 0 "$RCOORD" lock status late --json
+assert_eq "$(json_field "$OUT" pid)" "$late" "the stopped waiter was handed the lock"
+sleep 2 # past its stop point: its take was sent before, and 4s - 0.5s grace - 2s timeout after
+kill -CONT $late
+set +e
+wait $late
+code=$?
+set -e
+assert_eq "$code" 5 "a lease past its stop point is lost"
+[ ! -e "$TEST_TMP/late-ran" ] || fail "the command started after its lease's stop point"
+assert_contains "$(cat "$TEST_TMP/late-err")" "lost before the command could start"
+expect 1 "$RCOORD" lock status late
+pass "a take answered past the lease's stop point (the waiter was stopped) runs nothing, exit 5"

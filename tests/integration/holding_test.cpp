@@ -4,8 +4,10 @@
 #include "holding.hpp"
 
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -78,6 +80,24 @@ TEST_CASE_FIXTURE(HoldingFixture, "run_holding: a lease lost while the command r
   CHECK(rcoord::run_holding(lease, options({"sleep", "600"}), record()) == rcoord::kLost);
   REQUIRE(events.size() == 1);
   CHECK(events.front() == rcoord::HoldEvent::Kind::kLost);
+}
+
+TEST_CASE_FIXTURE(HoldingFixture,
+                  "run_holding: a lease past its stop point at the start never runs the command") {
+  const Millis ttl{3'000};
+  auto taken = lock::acquire(conn, keys, "late", {ttl, std::nullopt, ""});
+  REQUIRE(taken.acquired);
+  auto lease = lock::lease(conn, keys, taken, ttl);
+  // As if rcoord had been stopped between sending the take and reading its reply: the stop
+  // point (taken_at + ttl - kill_grace - margin) has passed.
+  lease.taken_at -= ttl - Millis(400);
+  std::string marker = "/tmp/rcoord-holding-" + std::to_string(getpid()) + "-late";
+  std::remove(marker.c_str());
+  CHECK(rcoord::run_holding(lease, options({"touch", marker}), record()) == rcoord::kLost);
+  REQUIRE(events.size() == 1);
+  CHECK(events.front() == rcoord::HoldEvent::Kind::kLostUnstarted);
+  CHECK(std::fopen(marker.c_str(), "r") == nullptr);   // the command never ran
+  CHECK_FALSE(lock::status(conn, keys, "late").held);  // given back all the same
 }
 
 TEST_CASE_FIXTURE(HoldingFixture, "run_holding: past max_run the command is stopped, exit 124") {
