@@ -308,7 +308,7 @@ class Supervisor {
     sigaddset(&waitset, SIGCHLD);
     for (;;) {
       reap();
-      if (child_done_ && !group_alive()) break;
+      if (child_done_ && (group_gone_ || !group_alive())) break;
       timespec ts = to_timespec(next_deadline() - Clock::now());
       siginfo_t info{};
       int sig = sigtimedwait(&waitset, &info, &ts);
@@ -333,7 +333,12 @@ class Supervisor {
       if (pid == child_ && !child_done_) {
         child_done_ = true;
         result_.exit_code = exit_code_of(status);
-        if (group_alive()) stop_stragglers();
+        // Checked once here, not again at the loop's top: on the way to the give-back.
+        if (group_alive()) {
+          stop_stragglers();
+        } else {
+          group_gone_ = true;
+        }
       }
     }
   }
@@ -440,6 +445,7 @@ class Supervisor {
   LeaseTimes times_;
   pid_t child_ = -1;
   bool child_done_ = false;
+  bool group_gone_ = false;  ///< seen empty when the command was reaped
   Clock::time_point next_renewal_;
   std::optional<Clock::time_point> kill_at_;
   std::optional<Clock::time_point> max_run_at_;  ///< --max-run's end, until it has struck
