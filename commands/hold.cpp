@@ -26,6 +26,10 @@ Millis run_kill_grace(const Context& ctx, std::optional<Millis> given, Millis le
   return fit_kill_grace(given, lease, ctx.settings().timeout, lease_option);
 }
 
+void start_guard_if_waiting(std::optional<Millis> wait) {
+  if (wait && *wait > Millis(0)) start_guard();
+}
+
 void add_max_run_option(CLI::App* verb, std::optional<Millis>& max_run, const std::string& help) {
   add_duration(verb, "--max-run", max_run, help, positive("30m"));
 }

@@ -50,6 +50,12 @@ void add_max_run_option(CLI::App* verb, std::optional<Millis>& max_run, const st
 /// still running) and was stopped.
 void warn_timed_out(Millis max_run, Millis kill_grace, std::string_view what_next);
 
+/// Starts the guard a `run` form's command needs (supervise.hpp) before the take when the
+/// take may wait (`wait`: the verb's --wait; nullopt or 0: try once): its fork then happens
+/// while waiting. A try once leaves it to supervise(), after the take: a try that finds the
+/// lock busy, as all but one of the hosts running the same cron job do, forks nothing.
+void start_guard_if_waiting(std::optional<Millis> wait);
+
 /// Runs `take` (which may wait) so that SIGINT/SIGTERM/SIGHUP interrupt the wait at once.
 /// If a signal arrives while waiting, or just as `take` returns, whatever the interrupted
 /// request may have taken is given back and Error(kInterrupted) is thrown: nothing is held.

@@ -165,7 +165,7 @@ int run_run(Context& ctx, const LockArgs& a) {
   const Millis min_hold = a.min_hold;
   // Before the lock is taken: with --min-hold, a typo would keep it for the whole hold.
   check_executable(a.command.front());
-  start_guard();
+  start_guard_if_waiting(a.wait);
   lock::AcquireOptions opts{ttl, a.wait, a.token, a.shared, ctx.who_runs(a.command)};
   if (redlock_verbs::active(ctx)) {
     // The supervisor counts a Redlock's lease without the drift allowance.

@@ -150,7 +150,7 @@ int run_status(Context& ctx, const SemArgs& a) {
 
 int run_run(Context& ctx, const SemArgs& a) {
   check_executable(a.command.front());  // before a permit is taken
-  start_guard();
+  start_guard_if_waiting(a.wait);
   auto opts = take_options(ctx, a);
   Millis kill_grace = run_kill_grace(ctx, a.kill_grace, opts.ttl);
   auto r = take_or_abort(ctx, a, opts);

@@ -104,9 +104,10 @@ struct SuperviseResult {
 SuperviseResult supervise(const SuperviseOptions& opts, Lease& lease);
 
 /// Starts the guard process supervise() needs (else it starts on first use). A `run` verb
-/// calls it before it waits for what it takes: the fork then happens while it waits, not
-/// between taking the lock and starting the command, where every waiter behind it would wait
-/// for it too. Throws Error(kServer) when it cannot start.
+/// that may wait calls it before it waits for what it takes: the fork then happens while it
+/// waits, not between taking the lock and starting the command, where every waiter behind it
+/// would wait for it too (a try once leaves it to supervise(): a busy try forks nothing).
+/// Throws Error(kServer) when it cannot start.
 void start_guard();
 
 }  // namespace rcoord

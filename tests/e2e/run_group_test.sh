@@ -69,8 +69,9 @@ sleep 600 &
 echo "$$ $!" >"$0.pids"
 wait
 SH
-for form in "lock run tree" "sem run tree --limit 1" "elect run tree --id me" \
-  "queue consume tree"; do
+# (a try once starts the guard once it holds the lock, a waiter before it waits: both kinds)
+for form in "lock run tree" "lock run treew --wait 1m" "sem run tree --limit 1" \
+  "sem run treew --limit 1 --wait 1m" "elect run tree --id me" "queue consume tree"; do
   rm -f "$TEST_TMP/tree.sh.pids"
   [ "$form" = "queue consume tree" ] && "$RCOORD" queue push tree m >/dev/null
   # shellcheck disable=SC2086
