@@ -109,7 +109,7 @@ void require_quorum(const std::vector<Connection>& conns,
 // doubles from 5 ms to 100 ms, and no longer than the holder's lease, so that contenders
 // spread out instead of splitting the nodes between them again.
 Millis retry_delay(int attempt, Millis holder_left) {
-  static thread_local std::minstd_rand rng{std::random_device{}()};
+  static thread_local std::minstd_rand rng{random_seed()};
   Millis base = std::min(Millis(5) * (1 << std::min(attempt, 5)), Millis(100));
   if (holder_left.count() > 0) base = std::min(base, holder_left + Millis(2));
   std::uniform_int_distribution<std::int64_t> spread(base.count() / 2, base.count());

@@ -1,9 +1,11 @@
 #include "token.hpp"
 
 #include <sys/random.h>
+#include <unistd.h>
 
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 
 #include "errors.hpp"
@@ -29,6 +31,15 @@ std::string random_token() {
     token += kHex[b & 0xf];
   }
   return token;
+}
+
+unsigned random_seed() {
+  unsigned seed = 0;
+  if (getrandom(&seed, sizeof seed, GRND_NONBLOCK) == static_cast<ssize_t>(sizeof seed)) {
+    return seed;
+  }
+  auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+  return static_cast<unsigned>(now) ^ static_cast<unsigned>(getpid());
 }
 
 }  // namespace rcoord

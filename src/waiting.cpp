@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <random>
 
+#include "token.hpp"
+
 namespace rcoord::waiting {
 
 Millis jittered(Millis base) {
-  static std::minstd_rand rng{std::random_device{}()};
+  static std::minstd_rand rng{random_seed()};
   std::uniform_int_distribution<std::int64_t> spread(0,
                                                      std::max<std::int64_t>(1, base.count() / 5));
   return base + Millis(spread(rng));
