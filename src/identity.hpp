@@ -26,6 +26,15 @@ struct Identity {
 /// This process: its host, pid and effective user, with `cmd` and `note` as given.
 Identity this_process(std::string cmd, std::string note);
 
+/// Whether an nsswitch.conf (its text) has NSS consult `files` first for passwd, with no
+/// action that would go on after a success there: then a uid found in /etc/passwd is the
+/// answer NSS gives, and it can be read there directly.
+bool passwd_files_first(std::string_view nsswitch_conf);
+
+/// The login name of `uid` in an /etc/passwd (its text), or nullopt when it is not there
+/// (compat entries, `+` and `-` lines, are not read).
+std::optional<std::string> passwd_name(std::string_view passwd, std::uint32_t uid);
+
 /// What a run form records as `cmd`: the basename of argv[0] (`/opt/bin/backup.sh --key x`
 /// gives `backup.sh`).
 std::string command_basename(std::string_view argv0);
