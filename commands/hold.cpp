@@ -26,8 +26,11 @@ Millis run_kill_grace(const Context& ctx, std::optional<Millis> given, Millis le
   return fit_kill_grace(given, lease, ctx.settings().timeout, lease_option);
 }
 
-void start_guard_if_waiting(std::optional<Millis> wait) {
-  if (wait && *wait > Millis(0)) start_guard();
+void start_guard_if_waiting(const Context& ctx, std::optional<Millis> wait, Millis lease,
+                            Millis kill_grace) {
+  if (wait && *wait > Millis(0)) {
+    start_guard(guard_check_every(lease, kill_grace, ctx.settings().timeout));
+  }
 }
 
 void add_max_run_option(CLI::App* verb, std::optional<Millis>& max_run, const std::string& help) {

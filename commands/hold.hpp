@@ -54,7 +54,10 @@ void warn_timed_out(Millis max_run, Millis kill_grace, std::string_view what_nex
 /// take may wait (`wait`: the verb's --wait; nullopt or 0: try once): its fork then happens
 /// while waiting. A try once leaves it to supervise(), after the take: a try that finds the
 /// lock busy, as all but one of the hosts running the same cron job do, forks nothing.
-void start_guard_if_waiting(std::optional<Millis> wait);
+/// `lease` and `kill_grace`: the TTL the supervisor counts and the run's --kill-grace, from
+/// which the guard knows how often to look (supervise.hpp, guard_check_every).
+void start_guard_if_waiting(const Context& ctx, std::optional<Millis> wait, Millis lease,
+                            Millis kill_grace);
 
 /// Runs `take` (which may wait) so that SIGINT/SIGTERM/SIGHUP interrupt the wait at once.
 /// If a signal arrives while waiting, or just as `take` returns, whatever the interrupted

@@ -165,15 +165,16 @@ int run_run(Context& ctx, const LockArgs& a) {
   const Millis min_hold = a.min_hold;
   // Before the lock is taken: with --min-hold, a typo would keep it for the whole hold.
   check_executable(a.command.front());
-  start_guard_if_waiting(a.wait);
+  const bool on_redlock = redlock_verbs::active(ctx);
+  // The supervisor counts a Redlock's lease without the drift allowance.
+  const Millis lease_ttl = on_redlock ? ttl - redlock::drift(ttl) : ttl;
+  Millis kill_grace = run_kill_grace(ctx, a.kill_grace, lease_ttl);
+  start_guard_if_waiting(ctx, a.wait, lease_ttl, kill_grace);
   lock::AcquireOptions opts{ttl, a.wait, a.token, a.shared, ctx.who_runs(a.command)};
-  if (redlock_verbs::active(ctx)) {
-    // The supervisor counts a Redlock's lease without the drift allowance.
-    Millis kill_grace = run_kill_grace(ctx, a.kill_grace, ttl - redlock::drift(ttl));
+  if (on_redlock) {
     return redlock_verbs::run(
         ctx, a.name, {opts, a.conflict_exit_code, kill_grace, min_hold, a.command, a.max_run});
   }
-  Millis kill_grace = run_kill_grace(ctx, a.kill_grace, ttl);
   if (opts.token.empty()) opts.token = random_token();
   auto r = acquire_or_abort(ctx, a.name, opts);
   if (!r.acquired) {

@@ -150,9 +150,9 @@ int run_status(Context& ctx, const SemArgs& a) {
 
 int run_run(Context& ctx, const SemArgs& a) {
   check_executable(a.command.front());  // before a permit is taken
-  start_guard_if_waiting(a.wait);
   auto opts = take_options(ctx, a);
   Millis kill_grace = run_kill_grace(ctx, a.kill_grace, opts.ttl);
+  start_guard_if_waiting(ctx, a.wait, opts.ttl, kill_grace);
   auto r = take_or_abort(ctx, a, opts);
   if (!r.acquired) {
     ctx.out().emit(r);  // JSON: the full object; text: nothing (stdout is the command's)

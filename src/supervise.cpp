@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <poll.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -161,41 +162,69 @@ pid_t spawn_command(const SuperviseOptions& opts, pid_t supervisor) {
 }
 
 // The guard: a small process that outlives rcoord to kill the command's whole group if
-// rcoord dies (the death signal reaches only the command itself, not what it started). One
-// per rcoord process, started before the first command (a consumer's next messages reuse it).
-// rcoord names the group to kill (a pid, or 0 when that group is gone) in a word of memory the
-// two share; the guard only waits for the end of file on a pipe whose other end only rcoord
-// holds, which means rcoord died, and then kills the group named last. Naming a group wakes
-// nobody: a pipe write would wake the guard twice a command, once on the path from the
-// command's exit to the give-back, where a two-core machine felt it.
+// rcoord dies (the death signal reaches only the command itself, not what it started), or
+// stops: a supervisor stopped (SIGSTOP) or starved of the CPU renews nothing, and its command
+// must still be dead before the lease can end. One per rcoord process, started before the
+// first command (a consumer's next messages reuse it).
+//
+// rcoord names the group to kill (a pid, or 0 when that group is gone) and the moment it must
+// be dead by unless renewed (the lease timetable's kill point) in memory the two share, and
+// moves that moment at every renewal. Naming a group or moving the moment wakes nobody: a
+// pipe write would wake the guard twice a command, once on the path from the command's exit
+// to the give-back, where a two-core machine felt it. The guard waits for the end of file on
+// a pipe whose other end only rcoord holds, which means rcoord died, and then kills the group
+// named last; and it looks at the shared memory every `check_every` (half the shortest time
+// from a take to its stop point, so a command's kill point is seen well before it comes) and
+// at the kill point it was shown, killing the group if that point passed unrenewed.
 class Guard {
  public:
-  /// The process's guard, started on first use. Throws Error(kServer) when it cannot start.
-  static Guard& instance() {
-    static Guard guard;
+  /// The process's guard, started on first use; `check_every` counts from the first call.
+  /// Throws Error(kServer) when it cannot start.
+  static Guard& instance(Millis check_every) {
+    static Guard guard(check_every);
     if (guard.write_end_ < 0) {
       throw Error(kServer, fmt::format("cannot start the guard process: {}", guard.failure_),
                   "check the process limits (ulimit -u)");
     }
     return guard;
   }
-  /// From now on, rcoord's death kills `group` (0: nothing).
-  void watch(pid_t group) const { group_->store(static_cast<std::int32_t>(group)); }
+  /// From now on, rcoord's death kills `group` (0: nothing), and so does `kill_by` passing
+  /// before the next extend().
+  void watch(pid_t group, Clock::time_point kill_by) const {
+    shared_->kill_by.store(kill_by.time_since_epoch().count());
+    shared_->group.store(static_cast<std::int32_t>(group));
+  }
+  /// A renewal succeeded: the group must be dead by `kill_by` now.
+  void extend(Clock::time_point kill_by) const {
+    shared_->kill_by.store(kill_by.time_since_epoch().count());
+  }
+  void unwatch() const {
+    shared_->group.store(0);
+    shared_->kill_by.store(0);
+  }
+  /// Whether the guard killed the watched group because its kill point passed unrenewed.
+  bool struck() const { return shared_->struck.load() != 0; }
   Guard(const Guard&) = delete;
   Guard& operator=(const Guard&) = delete;
 
  private:
-  using Word = std::atomic<std::int32_t>;
-  static_assert(Word::is_always_lock_free, "shared between processes: must not need a lock");
+  struct Shared {
+    std::atomic<std::int32_t> group{0};
+    std::atomic<std::int64_t> kill_by{0};  ///< steady_clock ns (CLOCK_MONOTONIC); 0: none
+    std::atomic<std::int32_t> struck{0};
+  };
+  static_assert(std::atomic<std::int64_t>::is_always_lock_free &&
+                    std::atomic<std::int32_t>::is_always_lock_free,
+                "shared between processes: must not need a lock");
 
-  Guard() {
+  explicit Guard(Millis check_every) {
     void* shared =
-        mmap(nullptr, sizeof(Word), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (shared == MAP_FAILED) {
       failure_ = std::strerror(errno);
       return;
     }
-    group_ = new (shared) Word(0);
+    shared_ = new (shared) Shared;
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) {
       failure_ = std::strerror(errno);
@@ -203,7 +232,7 @@ class Guard {
     }
     std::fflush(nullptr);
     pid_t pid = fork();
-    if (pid == 0) serve(fds[0], *group_);
+    if (pid == 0) serve(fds[0], *shared_, std::max(check_every, kShortestCheck));
     int err = errno;
     ::close(fds[0]);
     if (pid < 0) {
@@ -214,7 +243,10 @@ class Guard {
     write_end_ = fds[1];  // kept open until rcoord exits: its end of file is the death notice
   }
 
-  [[noreturn]] static void serve(int read_end, const Word& group) {
+  // Even a lease with almost no room before its stop point is not looked at more often.
+  static constexpr Millis kShortestCheck{10};
+
+  [[noreturn]] static void serve(int read_end, Shared& shared, Millis check_every) {
     // Only SIGKILL ends it: signals meant for rcoord (its group, a terminal) stay pending.
     sigset_t all;
     sigfillset(&all);
@@ -225,15 +257,38 @@ class Guard {
       if (null >= 0 && null != fd) dup2(null, fd);
     }
     close_all_from_3_but(read_end);
-    char byte = 0;
+    std::int32_t struck_group = 0;  // the group killed for its kill point: not again
     for (;;) {
-      ssize_t n = ::read(read_end, &byte, 1);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;  // end of file: rcoord died (a failed read ends the watch too)
+      auto now = Clock::now().time_since_epoch().count();
+      std::int32_t group = shared.group.load();
+      std::int64_t kill_by = shared.kill_by.load();
+      bool due = group > 0 && kill_by > 0 && group != struck_group;
+      if (due && now >= kill_by) {
+        kill(-group, SIGKILL);
+        shared.struck.store(1);
+        struck_group = group;
+        due = false;
+      }
+      std::int64_t wait = std::chrono::nanoseconds(check_every).count();
+      if (due) wait = std::min(wait, kill_by - now);
+      if (rcoord_died(read_end, wait)) break;
     }
-    std::int32_t last = group.load();
+    std::int32_t last = shared.group.load();
     if (last > 0) kill(-last, SIGKILL);
     _exit(0);
+  }
+
+  // Waits up to `wait_ns` for the end of file of the death-notice pipe (a failed read ends
+  // the watch too).
+  static bool rcoord_died(int read_end, std::int64_t wait_ns) {
+    pollfd pipe{read_end, POLLIN, 0};
+    timespec ts{static_cast<time_t>(wait_ns / 1'000'000'000),
+                static_cast<long>(wait_ns % 1'000'000'000)};
+    int ready = ::ppoll(&pipe, 1, &ts, nullptr);
+    if (ready <= 0) return false;  // the time is up (or EINTR): look again
+    char byte = 0;
+    ssize_t n = ::read(read_end, &byte, 1);
+    return n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN);
   }
 
   // Two close_range calls; on a kernel without it, one close() per descriptor up to 1024
@@ -247,7 +302,7 @@ class Guard {
     }
   }
 
-  Word* group_ = nullptr;
+  Shared* shared_ = nullptr;
   int write_end_ = -1;
   std::string failure_;
 };
@@ -255,8 +310,10 @@ class Guard {
 // Names the command's group to the guard for as long as it lives.
 class Guarded {
  public:
-  Guarded(Guard& guard, pid_t group) : guard_(guard) { guard_.watch(group); }
-  ~Guarded() { guard_.watch(0); }
+  Guarded(Guard& guard, pid_t group, Clock::time_point kill_by) : guard_(guard) {
+    guard_.watch(group, kill_by);
+  }
+  ~Guarded() { guard_.unwatch(); }
   Guarded(const Guarded&) = delete;
   Guarded& operator=(const Guarded&) = delete;
 
@@ -280,10 +337,13 @@ timespec to_timespec(Clock::duration d) {
 // loss handling.
 class Supervisor {
  public:
-  Supervisor(const SuperviseOptions& opts, Lease& lease) : opts_(opts), lease_(lease) {
+  Supervisor(const SuperviseOptions& opts, Lease& lease, const Guard& guard)
+      : opts_(opts), lease_(lease), guard_(guard) {
     times_ = {lease.ttl, opts.kill_grace, opts.margin, lease.taken_at + lease.ttl};
     next_renewal_ = times_.next_renewal(lease.taken_at);
   }
+
+  Clock::time_point kill_by() const { return times_.kill_by(); }
 
   // Whether the lease is already past its stop point: the take's reply was read so late
   // (rcoord stopped by SIGSTOP or Ctrl-Z while it waited, or not scheduled on a starved
@@ -318,6 +378,13 @@ class Supervisor {
         continue;
       }
       if (errno == EAGAIN) on_deadline();
+    }
+    if (guard_.struck() && !result_.lost) {
+      // rcoord was stopped or not scheduled past the kill point: the guard did its work.
+      result_.lost = true;
+      result_.lost_reason =
+          "rcoord was stopped or not scheduled past the lease's kill point, and its guard "
+          "killed the command";
     }
     return result_;
   }
@@ -400,6 +467,7 @@ class Supervisor {
     try {
       if (lease_.renew(times_.stop_at())) {
         times_.renewed(sent);
+        guard_.extend(times_.kill_by());
         next_renewal_ = times_.next_renewal(sent);
         last_failure_.clear();
       } else {
@@ -442,6 +510,7 @@ class Supervisor {
 
   const SuperviseOptions& opts_;
   Lease& lease_;
+  const Guard& guard_;
   LeaseTimes times_;
   pid_t child_ = -1;
   bool child_done_ = false;
@@ -496,7 +565,11 @@ Millis fit_kill_grace(std::optional<Millis> given, Millis ttl, Millis timeout,
                           seconds(grace + timeout)));
 }
 
-void start_guard() { Guard::instance(); }
+Millis guard_check_every(Millis ttl, Millis kill_grace, Millis margin) {
+  return std::max(Millis(0), ttl - kill_grace - margin) / 2;
+}
+
+void start_guard(Millis check_every) { Guard::instance(check_every); }
 
 SuperviseResult supervise(const SuperviseOptions& opts, Lease& lease) {
   if (opts.command.empty()) {
@@ -513,8 +586,9 @@ SuperviseResult supervise(const SuperviseOptions& opts, Lease& lease) {
   // and their group is seen to empty.
   prctl(PR_SET_CHILD_SUBREAPER, 1);
 
-  Guard& guard = Guard::instance();  // first: the command inherits nothing of it
-  Supervisor supervisor(opts, lease);
+  // First: the command inherits nothing of it.
+  Guard& guard = Guard::instance(guard_check_every(lease.ttl, opts.kill_grace, opts.margin));
+  Supervisor supervisor(opts, lease, guard);
   if (supervisor.too_late_to_start()) return supervisor.not_started();
   // What rcoord wrote before (a consumer's line for the message before) comes out before
   // what the command writes to the same stream.
@@ -525,7 +599,7 @@ SuperviseResult supervise(const SuperviseOptions& opts, Lease& lease) {
                 "check the process limits (ulimit -u)");
   }
   setpgid(child, child);  // both sides set it, so neither races the other
-  Guarded guarded(guard, child);
+  Guarded guarded(guard, child, supervisor.kill_by());
   std::optional<TerminalHandover> terminal;
   if (!opts.graceful) terminal.emplace(child);
   return supervisor.run(child);

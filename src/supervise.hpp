@@ -98,16 +98,23 @@ struct SuperviseResult {
 /// group is gone: members still running when the command exits get SIGTERM, then SIGKILL
 /// after the grace, while the lease is still renewed. If rcoord dies (SIGKILL included), the
 /// command dies with it (a death signal on the child, and a guard process that kills the
-/// group). A lease already past its stop point (the take's reply was read too late) is lost
-/// before the command starts: it is not started at all. Throws Error(kUsage) for an empty
-/// command; the child exits 127 (126) when exec fails.
+/// group); if rcoord is stopped or starved past the lease's kill point, the guard kills the
+/// group then, and the result says lost. A lease already past its stop point (the take's reply was
+/// read too late) is lost before the command starts: it is not started at all. Throws Error(kUsage)
+/// for an empty command; the child exits 127 (126) when exec fails.
 SuperviseResult supervise(const SuperviseOptions& opts, Lease& lease);
 
-/// Starts the guard process supervise() needs (else it starts on first use). A `run` verb
-/// that may wait calls it before it waits for what it takes: the fork then happens while it
-/// waits, not between taking the lock and starting the command, where every waiter behind it
-/// would wait for it too (a try once leaves it to supervise(): a busy try forks nothing).
-/// Throws Error(kServer) when it cannot start.
-void start_guard();
+/// How often the guard looks at what it watches, for leases of `ttl` with this kill grace and
+/// margin: half the time from a take to its stop point, so that it sees a command's kill
+/// point before it comes.
+Millis guard_check_every(Millis ttl, Millis kill_grace, Millis margin);
+
+/// Starts the guard process supervise() needs (else it starts on first use), looking every
+/// `check_every` (guard_check_every). A `run` verb that may wait calls it before it waits for
+/// what it takes: the fork then happens while it waits, not between taking the lock and
+/// starting the command, where every waiter behind it would wait for it too (a try once
+/// leaves it to supervise(): a busy try forks nothing). Throws Error(kServer) when it cannot
+/// start.
+void start_guard(Millis check_every);
 
 }  // namespace rcoord

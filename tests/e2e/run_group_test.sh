@@ -90,6 +90,28 @@ for form in "lock run tree" "lock run treew --wait 1m" "sem run tree --limit 1" 
   pass "$form: rcoord killed -9, the command and its child died with it (${took}ms)"
 done
 
+# --- rcoord stopped (SIGSTOP) while its command runs: it renews nothing, so its guard kills
+# the command's group at the lease's kill point (one --timeout before the lease can end), and
+# nobody can take the lock while any of the group runs
+"$RCOORD" --timeout 4s lock run stopped --ttl 8s --kill-grace 500ms -- \
+  sh -c 'sleep 600 & echo "$$ $!" >"$0"; wait' "$TEST_TMP/stopped.pids" 2>"$TEST_TMP/stopped.err" &
+runner=$!
+track $runner
+wait_until 10 test -s "$TEST_TMP/stopped.pids" || fail "the command did not start"
+read -r cmd child <"$TEST_TMP/stopped.pids"
+kill -STOP $runner
+# (alive: a member that died stays a zombie until its stopped subreaper reaps it)
+wait_until 15 gone "$cmd" "$child" || fail "the command's group outlived its stopped rcoord's lease"
+expect 0 "$RCOORD" lock status stopped # dead while the lease still held on the server
+kill -CONT $runner
+set +e
+wait $runner
+code=$?
+set -e
+assert_eq "$code" 5 "a stopped rcoord's lock is lost"
+assert_contains "$(cat "$TEST_TMP/stopped.err")" "its guard killed the command"
+pass "rcoord stopped while its command ran: the guard killed the group before the lease ended, exit 5"
+
 # --- --kill-grace must fit in the lease --------------------------------------------------
 expect 2 "$RCOORD" lock run x --ttl 3s -- true
 assert_contains "$ERR" "--ttl 3s is too short to stop the command in time"
