@@ -202,8 +202,8 @@ class Guard {
     shared_->group.store(0);
     shared_->kill_by.store(0);
   }
-  /// Whether the guard killed the watched group because its kill point passed unrenewed.
-  bool struck() const { return shared_->struck.load() != 0; }
+  /// Whether the guard killed `group` because its kill point passed unrenewed.
+  bool struck(pid_t group) const { return shared_->struck.load() == group; }
   Guard(const Guard&) = delete;
   Guard& operator=(const Guard&) = delete;
 
@@ -211,7 +211,7 @@ class Guard {
   struct Shared {
     std::atomic<std::int32_t> group{0};
     std::atomic<std::int64_t> kill_by{0};  ///< steady_clock ns (CLOCK_MONOTONIC); 0: none
-    std::atomic<std::int32_t> struck{0};
+    std::atomic<std::int32_t> struck{0};   ///< the last group killed for its kill point
   };
   static_assert(std::atomic<std::int64_t>::is_always_lock_free &&
                     std::atomic<std::int32_t>::is_always_lock_free,
@@ -257,16 +257,15 @@ class Guard {
       if (null >= 0 && null != fd) dup2(null, fd);
     }
     close_all_from_3_but(read_end);
-    std::int32_t struck_group = 0;  // the group killed for its kill point: not again
     for (;;) {
       auto now = Clock::now().time_since_epoch().count();
       std::int32_t group = shared.group.load();
       std::int64_t kill_by = shared.kill_by.load();
-      bool due = group > 0 && kill_by > 0 && group != struck_group;
+      // A group killed for its kill point is not killed again (nor waited for).
+      bool due = group > 0 && kill_by > 0 && group != shared.struck.load();
       if (due && now >= kill_by) {
         kill(-group, SIGKILL);
-        shared.struck.store(1);
-        struck_group = group;
+        shared.struck.store(group);
         due = false;
       }
       std::int64_t wait = std::chrono::nanoseconds(check_every).count();
@@ -379,7 +378,7 @@ class Supervisor {
       }
       if (errno == EAGAIN) on_deadline();
     }
-    if (guard_.struck() && !result_.lost) {
+    if (guard_.struck(child_) && !result_.lost) {
       // rcoord was stopped or not scheduled past the kill point: the guard did its work.
       result_.lost = true;
       result_.lost_reason =

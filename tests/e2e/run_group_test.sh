@@ -112,6 +112,28 @@ assert_eq "$code" 5 "a stopped rcoord's lock is lost"
 assert_contains "$(cat "$TEST_TMP/stopped.err")" "its guard killed the command"
 pass "rcoord stopped while its command ran: the guard killed the group before the lease ended, exit 5"
 
+# The same for a consumer, whose next message is then handled as usual (the guard's strike
+# was for the group of the message before)
+"$RCOORD" queue push stoppedq m1 m2 >/dev/null
+"$RCOORD" --timeout 4s queue consume stoppedq --ack-timeout 8s --kill-grace 500ms --max-messages 2 \
+  -- sh -c 'read -r m || true; if [ "$m" = m1 ]; then sleep 600 & echo "$$ $!" >"$0"; wait; fi
+    echo "$m" >>"$0.done"' "$TEST_TMP/q.pids" 2>"$TEST_TMP/q.err" &
+runner=$!
+track $runner
+wait_until 10 test -s "$TEST_TMP/q.pids" || fail "the consumer's command did not start"
+read -r cmd child <"$TEST_TMP/q.pids"
+kill -STOP $runner
+wait_until 15 gone "$cmd" "$child" || fail "the message's command outlived its stopped consumer's lease"
+kill -CONT $runner
+set +e
+wait $runner
+code=$?
+set -e
+assert_eq "$code" 0 "the consumer's last message was handled"
+assert_eq "$(grep -c 'its guard killed the command' "$TEST_TMP/q.err")" 1 "one message lost, once"
+assert_eq "$(cat "$TEST_TMP/q.pids.done")" m2 "only the next message ran to its end"
+pass "a stopped consumer: the guard killed the message's command, the next message ran as usual"
+
 # --- --kill-grace must fit in the lease --------------------------------------------------
 expect 2 "$RCOORD" lock run x --ttl 3s -- true
 assert_contains "$ERR" "--ttl 3s is too short to stop the command in time"
