@@ -71,6 +71,10 @@ class TerminalHandover {
 // memory until it execs (spawn_command), so it must not allocate or change what rcoord uses.
 struct ChildPlan {
   pid_t supervisor = -1;
+  /// Where the child names its process group (its pid) for the guard before it execs: the
+  /// guard then knows the group before the command can start anything in it, however late
+  /// rcoord runs again after the clone (or dies before it names it itself).
+  std::atomic<std::int32_t>* guard_group = nullptr;
   int stdin_fd = -1;
   const char* file = nullptr;  ///< what to exec: the file found for argv[0] (or argv[0])
   std::vector<char*> argv;
@@ -78,9 +82,11 @@ struct ChildPlan {
   std::vector<char*> envp;             ///< rcoord's environment with added_env replacing or added
 };
 
-ChildPlan plan_child(const SuperviseOptions& opts, pid_t supervisor) {
+ChildPlan plan_child(const SuperviseOptions& opts, pid_t supervisor,
+                     std::atomic<std::int32_t>* guard_group) {
   ChildPlan plan;
   plan.supervisor = supervisor;
+  plan.guard_group = guard_group;
   plan.stdin_fd = opts.stdin_fd;
   for (const auto& a : opts.command) plan.argv.push_back(const_cast<char*>(a.c_str()));
   plan.argv.push_back(nullptr);
@@ -106,10 +112,11 @@ ChildPlan plan_child(const SuperviseOptions& opts, pid_t supervisor) {
 }
 
 // The command's process, from clone to exec. Nothing here allocates or writes rcoord's
-// memory: rcoord waits, suspended, until this execs or exits.
+// memory (only the guard's shared word): rcoord waits, suspended, until this execs or exits.
 int run_command(void* arg) {
   const auto& plan = *static_cast<const ChildPlan*>(arg);
   setpgid(0, 0);
+  if (plan.guard_group != nullptr) plan.guard_group->store(static_cast<std::int32_t>(getpid()));
   // Dies with rcoord, even by SIGKILL. Set after the clone, so check that rcoord did not die
   // before it was set (we would have been handed to another parent already).
   prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -145,9 +152,11 @@ int run_command(void* arg) {
 // process shares rcoord's memory (CLONE_VM) while rcoord waits (CLONE_VFORK) until it execs,
 // as posix_spawn does. A fork here made each `lock run` about 0.1 ms slower (its copy, then
 // copy-on-write faults in rcoord), on the path from taking the lock to the command running.
-// posix_spawn itself cannot set the death signal. Returns the pid, or -1 with errno.
-pid_t spawn_command(const SuperviseOptions& opts, pid_t supervisor) {
-  ChildPlan plan = plan_child(opts, supervisor);
+// posix_spawn itself cannot set the death signal. The child names its group in
+// `guard_group` (ChildPlan). Returns the pid, or -1 with errno.
+pid_t spawn_command(const SuperviseOptions& opts, pid_t supervisor,
+                    std::atomic<std::int32_t>* guard_group) {
+  ChildPlan plan = plan_child(opts, supervisor, guard_group);
   // execvpe's PATH search and its fallback to /bin/sh use the stack.
   constexpr std::size_t kStackBytes = std::size_t{256} * 1024;
   void* stack = mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE,
@@ -193,6 +202,12 @@ class Guard {
   void watch(pid_t group, Clock::time_point kill_by) const {
     shared_->kill_by.store(kill_by.time_since_epoch().count());
     shared_->group.store(static_cast<std::int32_t>(group));
+  }
+  /// Before the next command starts: its group must be dead by `kill_by` unless renewed.
+  /// Returns the word where the command's process names its group (spawn_command).
+  std::atomic<std::int32_t>* arm(Clock::time_point kill_by) const {
+    shared_->kill_by.store(kill_by.time_since_epoch().count());
+    return &shared_->group;
   }
   /// A renewal succeeded: the group must be dead by `kill_by` now.
   void extend(Clock::time_point kill_by) const {
@@ -592,8 +607,9 @@ SuperviseResult supervise(const SuperviseOptions& opts, Lease& lease) {
   // What rcoord wrote before (a consumer's line for the message before) comes out before
   // what the command writes to the same stream.
   std::fflush(nullptr);
-  pid_t child = spawn_command(opts, getpid());
+  pid_t child = spawn_command(opts, getpid(), guard.arm(supervisor.kill_by()));
   if (child < 0) {
+    guard.unwatch();
     throw Error(kServer, fmt::format("cannot start the command: {}", std::strerror(errno)),
                 "check the process limits (ulimit -u)");
   }
