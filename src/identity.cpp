@@ -1,16 +1,17 @@
 #include "identity.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <pwd.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <climits>
 #include <ctime>
 #include <vector>
+
+#include "config.hpp"
+#include "errors.hpp"
 
 namespace rcoord {
 namespace {
@@ -23,19 +24,19 @@ std::string host_name() {
   return buf.data();
 }
 
+// The parts of `text` between the `separator`s (a trailing separator ends with an empty part).
+std::vector<std::string_view> split(std::string_view text, char separator) {
+  std::vector<std::string_view> parts;
+  for (;;) {
+    auto at = text.find(separator);
+    parts.push_back(text.substr(0, at));
+    if (at == std::string_view::npos) return parts;
+    text.remove_prefix(at + 1);
+  }
+}
+
 // Files larger than this are not what they should be: the C library reads them instead.
 constexpr std::size_t kMaxPasswdBytes = std::size_t{1} << 20;
-
-std::vector<std::string_view> lines_of(std::string_view text) {
-  std::vector<std::string_view> lines;
-  while (!text.empty()) {
-    auto end = text.find('\n');
-    lines.push_back(text.substr(0, end));
-    if (end == std::string_view::npos) break;
-    text.remove_prefix(end + 1);
-  }
-  return lines;
-}
 
 std::vector<std::string_view> words_of(std::string_view text) {
   std::vector<std::string_view> words;
@@ -50,21 +51,12 @@ std::vector<std::string_view> words_of(std::string_view text) {
   }
 }
 
-// A small file read whole (nullopt when it cannot be read).
-std::optional<std::string> read_small_file(const char* path) {
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  std::string text;
-  std::array<char, 4096> chunk{};
-  for (;;) {
-    ssize_t n = ::read(fd, chunk.data(), chunk.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0 || text.size() > kMaxPasswdBytes) {
-      ::close(fd);
-      if (n < 0 || text.size() > kMaxPasswdBytes) return std::nullopt;
-      return text;
-    }
-    text.append(chunk.data(), static_cast<std::size_t>(n));
+// A system file read whole, or nullopt when it cannot be (missing, unreadable, too large).
+std::optional<std::string> system_file(const char* path) {
+  try {
+    return read_small_file(path, "system file", kMaxPasswdBytes, "");
+  } catch (const Error&) {
+    return std::nullopt;
   }
 }
 
@@ -73,9 +65,9 @@ std::optional<std::string> read_small_file(const char* path) {
 // when nsswitch.conf has passwd look in `files` first, that file gives the same answer read
 // directly. Any other setup, or a uid not in the file, goes to getpwuid_r.
 std::optional<std::string> user_from_files(uid_t uid) {
-  auto conf = read_small_file("/etc/nsswitch.conf");
+  auto conf = system_file("/etc/nsswitch.conf");
   if (!conf || !passwd_files_first(*conf)) return std::nullopt;
-  auto passwd = read_small_file("/etc/passwd");
+  auto passwd = system_file("/etc/passwd");
   if (!passwd) return std::nullopt;
   return passwd_name(*passwd, static_cast<std::uint32_t>(uid));
 }
@@ -102,20 +94,10 @@ std::string clean(std::string_view field) {
   return out;
 }
 
-std::vector<std::string_view> split(std::string_view text) {
-  std::vector<std::string_view> parts;
-  for (;;) {
-    auto at = text.find(kSeparator);
-    parts.push_back(text.substr(0, at));
-    if (at == std::string_view::npos) return parts;
-    text.remove_prefix(at + 1);
-  }
-}
-
 }  // namespace
 
 bool passwd_files_first(std::string_view conf) {
-  for (std::string_view line : lines_of(conf)) {
+  for (std::string_view line : split(conf, '\n')) {
     line = line.substr(0, line.find('#'));
     line.remove_prefix(std::min(line.find_first_not_of(" \t"), line.size()));
     constexpr std::string_view kDatabase = "passwd:";
@@ -130,14 +112,12 @@ bool passwd_files_first(std::string_view conf) {
 
 std::optional<std::string> passwd_name(std::string_view passwd, std::uint32_t uid) {
   const std::string wanted = std::to_string(uid);
-  for (std::string_view line : lines_of(passwd)) {
+  for (std::string_view line : split(passwd, '\n')) {
     if (line.empty() || line[0] == '+' || line[0] == '-' || line[0] == '#') continue;
-    auto name_end = line.find(':');
-    auto password_end =
-        line.find(':', name_end == std::string_view::npos ? name_end : name_end + 1);
-    if (name_end == 0 || password_end == std::string_view::npos) continue;
-    std::string_view rest = line.substr(password_end + 1);
-    if (rest.substr(0, rest.find(':')) == wanted) return std::string(line.substr(0, name_end));
+    auto fields = split(line, ':');  // name:password:uid:...
+    if (fields.size() > 2 && !fields[0].empty() && fields[2] == wanted) {
+      return std::string(fields[0]);
+    }
   }
   return std::nullopt;
 }
@@ -190,7 +170,7 @@ std::string pack(const Identity& who) {
 }
 
 Identity unpack(std::string_view packed) {
-  auto parts = split(packed);
+  auto parts = split(packed, kSeparator);
   if (parts.size() < 5) return {};
   Identity who;
   who.host = std::string(parts[0]);
