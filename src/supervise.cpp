@@ -176,15 +176,15 @@ pid_t spawn_command(const SuperviseOptions& opts, pid_t supervisor,
 // must still be dead before the lease can end. One per rcoord process, started before the
 // first command (a consumer's next messages reuse it).
 //
-// rcoord names the group to kill (a pid, or 0 when that group is gone) and the moment it must
-// be dead by unless renewed (the lease timetable's kill point) in memory the two share, and
-// moves that moment at every renewal. Naming a group or moving the moment wakes nobody: a
-// pipe write would wake the guard twice a command, once on the path from the command's exit
-// to the give-back, where a two-core machine felt it. The guard waits for the end of file on
-// a pipe whose other end only rcoord holds, which means rcoord died, and then kills the group
-// named last; and it looks at the shared memory every `check_every` (half the shortest time
-// from a take to its stop point, so a command's kill point is seen well before it comes) and
-// at the kill point it was shown, killing the group if that point passed unrenewed.
+// The group to kill (a pid, or 0 when that group is gone; the command's own process names it
+// before it execs) and the moment it must be dead by unless renewed (the lease timetable's
+// kill point) are in memory the two share; rcoord moves that moment at every renewal. Naming a
+// group or moving the moment wakes nobody: a pipe write would wake the guard twice a command, once
+// on the path from the command's exit to the give-back, where a two-core machine felt it. The guard
+// waits for the end of file on a pipe whose other end only rcoord holds, which means rcoord died,
+// and then kills the group named last; and it looks at the shared memory every `check_every` (half
+// the shortest time from a take to its stop point, so a command's kill point is seen well before it
+// comes) and at the kill point it was shown, killing the group if that point passed unrenewed.
 class Guard {
  public:
   /// The process's guard, started on first use; `check_every` counts from the first call.
@@ -197,14 +197,9 @@ class Guard {
     }
     return guard;
   }
-  /// From now on, rcoord's death kills `group` (0: nothing), and so does `kill_by` passing
-  /// before the next extend().
-  void watch(pid_t group, Clock::time_point kill_by) const {
-    shared_->kill_by.store(kill_by.time_since_epoch().count());
-    shared_->group.store(static_cast<std::int32_t>(group));
-  }
-  /// Before the next command starts: its group must be dead by `kill_by` unless renewed.
-  /// Returns the word where the command's process names its group (spawn_command).
+  /// Before the next command starts: its group must be dead by `kill_by` unless renewed, and
+  /// by rcoord's death. Returns the word where the command's process names its group before
+  /// it execs (spawn_command); until then there is nothing to kill.
   std::atomic<std::int32_t>* arm(Clock::time_point kill_by) const {
     shared_->kill_by.store(kill_by.time_since_epoch().count());
     return &shared_->group;
@@ -321,18 +316,22 @@ class Guard {
   std::string failure_;
 };
 
-// Names the command's group to the guard for as long as it lives.
+// The guard armed for one command, for as long as it lives: its kill point set now, its group
+// named by the command's own process before it execs.
 class Guarded {
  public:
-  Guarded(Guard& guard, pid_t group, Clock::time_point kill_by) : guard_(guard) {
-    guard_.watch(group, kill_by);
-  }
+  Guarded(const Guard& guard, Clock::time_point kill_by)
+      : guard_(guard), group_(guard.arm(kill_by)) {}
   ~Guarded() { guard_.unwatch(); }
   Guarded(const Guarded&) = delete;
   Guarded& operator=(const Guarded&) = delete;
 
+  /// Where the command's process names its group (spawn_command).
+  std::atomic<std::int32_t>* group() const { return group_; }
+
  private:
-  Guard& guard_;
+  const Guard& guard_;
+  std::atomic<std::int32_t>* group_;
 };
 
 int exit_code_of(int status) {
@@ -607,14 +606,13 @@ SuperviseResult supervise(const SuperviseOptions& opts, Lease& lease) {
   // What rcoord wrote before (a consumer's line for the message before) comes out before
   // what the command writes to the same stream.
   std::fflush(nullptr);
-  pid_t child = spawn_command(opts, getpid(), guard.arm(supervisor.kill_by()));
+  Guarded guarded(guard, supervisor.kill_by());
+  pid_t child = spawn_command(opts, getpid(), guarded.group());
   if (child < 0) {
-    guard.unwatch();
     throw Error(kServer, fmt::format("cannot start the command: {}", std::strerror(errno)),
                 "check the process limits (ulimit -u)");
   }
   setpgid(child, child);  // both sides set it, so neither races the other
-  Guarded guarded(guard, child, supervisor.kill_by());
   std::optional<TerminalHandover> terminal;
   if (!opts.graceful) terminal.emplace(child);
   return supervisor.run(child);
