@@ -70,6 +70,8 @@ echo "$$ $!" >"$0.pids"
 wait
 SH
 # (a try once starts the guard once it holds the lock, a waiter before it waits: both kinds)
+# gone PID CHILD: neither runs any more (alive: a zombie waiting to be reaped counts as gone).
+gone() { ! alive "$1" && ! alive "$2"; }
 for form in "lock run tree" "lock run treew --wait 1m" "sem run tree --limit 1" \
   "sem run treew --limit 1 --wait 1m" "elect run tree --id me" "queue consume tree"; do
   rm -f "$TEST_TMP/tree.sh.pids"
@@ -82,13 +84,28 @@ for form in "lock run tree" "lock run treew --wait 1m" "sem run tree --limit 1" 
   read -r cmd child <"$TEST_TMP/tree.sh.pids"
   kill -9 $runner
   killed=$(now_ms)
-  gone() { ! alive "$1" && ! alive "$2"; }
   wait_until 5 gone "$cmd" "$child" || fail "$form: the command or its child outlived rcoord (kill -9)"
   took=$(($(now_ms) - killed))
   [ "$took" -lt "$(scaled 1000)" ] || fail "$form: the command outlived rcoord by ${took}ms"
   wait $runner 2>/dev/null || true
   pass "$form: rcoord killed -9, the command and its child died with it (${took}ms)"
 done
+
+# stop_runner PIDS WHAT: once the command of the background rcoord $runner wrote "PID CHILD"
+# to PIDS, stops rcoord (SIGSTOP) and waits until its guard has killed both.
+stop_runner() {
+  local cmd child
+  wait_until 10 test -s "$1" || fail "$2: the command did not start"
+  read -r cmd child <"$1"
+  kill -STOP "$runner"
+  wait_until 15 gone "$cmd" "$child" || fail "$2: the command's group outlived its stopped rcoord's lease"
+}
+# continue_runner: SIGCONT to $runner, and its exit status in CODE.
+continue_runner() {
+  kill -CONT "$runner"
+  CODE=0
+  wait "$runner" || CODE=$?
+}
 
 # --- rcoord stopped (SIGSTOP) while its command runs: it renews nothing, so its guard kills
 # the command's group at the lease's kill point (one --timeout before the lease can end), and
@@ -97,18 +114,10 @@ done
   sh -c 'sleep 600 & echo "$$ $!" >"$0"; wait' "$TEST_TMP/stopped.pids" 2>"$TEST_TMP/stopped.err" &
 runner=$!
 track $runner
-wait_until 10 test -s "$TEST_TMP/stopped.pids" || fail "the command did not start"
-read -r cmd child <"$TEST_TMP/stopped.pids"
-kill -STOP $runner
-# (alive: a member that died stays a zombie until its stopped subreaper reaps it)
-wait_until 15 gone "$cmd" "$child" || fail "the command's group outlived its stopped rcoord's lease"
+stop_runner "$TEST_TMP/stopped.pids" "lock run"
 expect 0 "$RCOORD" lock status stopped # dead while the lease still held on the server
-kill -CONT $runner
-set +e
-wait $runner
-code=$?
-set -e
-assert_eq "$code" 5 "a stopped rcoord's lock is lost"
+continue_runner
+assert_eq "$CODE" 5 "a stopped rcoord's lock is lost"
 assert_contains "$(cat "$TEST_TMP/stopped.err")" "its guard killed the command"
 pass "rcoord stopped while its command ran: the guard killed the group before the lease ended, exit 5"
 
@@ -120,16 +129,9 @@ pass "rcoord stopped while its command ran: the guard killed the group before th
     echo "$m" >>"$0.done"' "$TEST_TMP/q.pids" 2>"$TEST_TMP/q.err" &
 runner=$!
 track $runner
-wait_until 10 test -s "$TEST_TMP/q.pids" || fail "the consumer's command did not start"
-read -r cmd child <"$TEST_TMP/q.pids"
-kill -STOP $runner
-wait_until 15 gone "$cmd" "$child" || fail "the message's command outlived its stopped consumer's lease"
-kill -CONT $runner
-set +e
-wait $runner
-code=$?
-set -e
-assert_eq "$code" 0 "the consumer's last message was handled"
+stop_runner "$TEST_TMP/q.pids" "queue consume"
+continue_runner
+assert_eq "$CODE" 0 "the consumer's last message was handled"
 assert_eq "$(grep -c 'its guard killed the command' "$TEST_TMP/q.err")" 1 "one message lost, once"
 assert_eq "$(cat "$TEST_TMP/q.pids.done")" m2 "only the next message ran to its end"
 pass "a stopped consumer: the guard killed the message's command, the next message ran as usual"
