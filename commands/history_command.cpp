@@ -39,8 +39,9 @@ struct HistoryArgs {
 
 // Fields whose values are numbers, shown as numbers in JSON.
 bool numeric_field(std::string_view name) {
-  static constexpr std::string_view kNumeric[] = {"fence",     "term",    "held_ms",  "waited_ms",
-                                                  "exit_code", "readers", "attempts", "permits"};
+  static constexpr std::string_view kNumeric[] = {"fence",   "term",      "held_ms",
+                                                  "kept_ms", "waited_ms", "exit_code",
+                                                  "readers", "attempts",  "permits"};
   return std::find(std::begin(kNumeric), std::end(kNumeric), name) != std::end(kNumeric);
 }
 

@@ -7,7 +7,7 @@ namespace rcoord {
 Lease connection_lease(Connection& conn, Millis ttl, Lease::Clock::time_point taken_at,
                        std::function<bool()> renew,
                        std::function<void(const Ending& ending)> give_back,
-                       std::function<void(Millis rest)> keep) {
+                       std::function<void(const Ending& ending, Millis rest)> keep) {
   Lease lease{ttl, taken_at, nullptr, nullptr, nullptr};
   lease.renew = [&conn, renew = std::move(renew)](Lease::Clock::time_point deadline) {
     DeadlineCap bounded(conn, deadline);
@@ -20,10 +20,11 @@ Lease connection_lease(Connection& conn, Millis ttl, Lease::Clock::time_point ta
     give_back(ending);
   };
   if (keep) {
-    lease.keep = [&conn, keep = std::move(keep)](Millis rest, Lease::Clock::time_point deadline) {
+    lease.keep = [&conn, keep = std::move(keep)](const Ending& ending, Millis rest,
+                                                 Lease::Clock::time_point deadline) {
       ReplicaWaitSuspended no_wait(conn);
       DeadlineCap bounded(conn, deadline);
-      keep(rest);
+      keep(ending, rest);
     };
   }
   return lease;

@@ -31,8 +31,9 @@ struct Lease {
   /// settled another way (a queue message is acked or nacked).
   std::function<void(const Ending& ending, Clock::time_point deadline)> give_back;
   /// Keeps it `rest` longer from now instead of giving it back (`lock run --min-hold`), as
-  /// give_back waits. Empty: it cannot be kept.
-  std::function<void(Millis rest, Clock::time_point deadline)> keep;
+  /// give_back waits; the history records the hold's end now (`ending`). Empty: it cannot be
+  /// kept.
+  std::function<void(const Ending& ending, Millis rest, Clock::time_point deadline)> keep;
 };
 
 /// A lease on one connection: `renew`, `give_back` and `keep` are the primitive's calls on
@@ -42,6 +43,6 @@ struct Lease {
 Lease connection_lease(Connection& conn, Millis ttl, Lease::Clock::time_point taken_at,
                        std::function<bool()> renew,
                        std::function<void(const Ending& ending)> give_back,
-                       std::function<void(Millis rest)> keep = {});
+                       std::function<void(const Ending& ending, Millis rest)> keep = {});
 
 }  // namespace rcoord

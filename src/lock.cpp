@@ -113,6 +113,21 @@ bool release(Connection& conn, const Keys& keys, std::string_view name, std::str
   return reply_integer(r.get()) == 1;
 }
 
+bool keep(Connection& conn, const Keys& keys, std::string_view name, std::string_view token,
+          const Ending& ending, Millis rest) {
+  check_name("lock", name);
+  Ending kept = ending;
+  kept.how = Ending::How::kKept;
+  Args args{std::string(token), reader_wake_prefix(keys, name),
+            std::to_string(kWaiterLife.count())};
+  Args recorded = history::ending_args(keys, kept);
+  args.insert(args.end(), recorded.begin(), recorded.end());
+  args.emplace_back();  // no announcement: the lock is still taken
+  args.push_back(std::to_string(rest.count()));
+  Reply r = eval(conn, lua::kLockRelease, lock_keys(keys, name), args);
+  return reply_integer(r.get()) == 1;
+}
+
 std::string released_channel(const Keys& keys, std::string_view name) {
   return keys.aux(kType, name, "released");
 }
@@ -202,8 +217,9 @@ Lease lease(Connection& conn, const Keys& keys, const Acquired& taken, Millis tt
        waited = taken.waited_ms](const Ending& ending) {
         release(conn, keys, name, token, ending.of_taker(who, waited));
       },
-      [&conn, &keys, name = taken.name, token = taken.token](Millis rest) {
-        extend(conn, keys, name, token, rest);
+      [&conn, &keys, name = taken.name, token = taken.token, who = taken.who,
+       waited = taken.waited_ms](const Ending& ending, Millis rest) {
+        keep(conn, keys, name, token, ending.of_taker(who, waited), rest);
       });
 }
 

@@ -78,6 +78,13 @@ Acquired acquire(Connection& conn, const Keys& keys, std::string_view name,
 bool release(Connection& conn, const Keys& keys, std::string_view name, std::string_view token,
              const Ending& ending = {}, std::string_view announce_on = {});
 
+/// Keeps the lock `rest` longer from now instead of giving it back (`lock run --min-hold`), if
+/// `token` holds it: a writer's history records `released` now (`ending`'s exit code and wait,
+/// and kept_ms), and the lock then ends by its TTL with nothing more recorded; a reader's share
+/// is only lengthened. False when `token` does not hold it.
+bool keep(Connection& conn, const Keys& keys, std::string_view name, std::string_view token,
+          const Ending& ending, Millis rest);
+
 /// The channel a Redlock's holder announces its give-back on, node by node.
 std::string released_channel(const Keys& keys, std::string_view name);
 

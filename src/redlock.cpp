@@ -420,6 +420,16 @@ Released Redlock::release(std::string_view name, std::string_view token) {
   return r;
 }
 
+void Redlock::keep(std::string_view name, std::string_view token, const Ending& ending, Millis rest,
+                   Clock::time_point deadline) {
+  check_name("lock", name);
+  auto results = on_all(conns_, [&](std::size_t, Connection& c) {
+    DeadlineCap cap(c, deadline);
+    return lock::keep(c, keys_, name, token, ending, rest);
+  });
+  require_quorum(conns_, results);
+}
+
 Extended Redlock::extend(std::string_view name, std::string_view token, Millis ttl,
                          Clock::time_point deadline) {
   check_name("lock", name);
@@ -582,8 +592,9 @@ Lease Redlock::lease(const Acquired& taken, Millis ttl) {
   held.give_back = [this, name, token](const Ending&, Lease::Clock::time_point) {
     release(name, token);
   };
-  held.keep = [this, name, token](Millis rest, Lease::Clock::time_point) {
-    extend(name, token, rest);
+  held.keep = [this, name, token, who = taken.lock.who, waited = taken.lock.waited_ms](
+                  const Ending& ending, Millis rest, Lease::Clock::time_point deadline) {
+    keep(name, token, ending.of_taker(who, waited), rest, deadline);
   };
   return held;
 }

@@ -88,6 +88,12 @@ class Redlock {
   /// Error(kConnection) when fewer than a quorum answered (after releasing where it could).
   Released release(std::string_view name, std::string_view token);
 
+  /// Keeps it `rest` longer on every node instead of releasing it (lock::keep). Throws
+  /// Error(kConnection) when fewer than a quorum answered. No node is waited for past
+  /// `deadline`.
+  void keep(std::string_view name, std::string_view token, const Ending& ending, Millis rest,
+            std::chrono::steady_clock::time_point deadline);
+
   /// Extends on every node: extended when a quorum extended it within the new validity;
   /// extended=false when it cannot be ours any more (too many nodes say another holds it or
   /// it is gone). Throws Error(kConnection) when too few nodes answered to tell. No node is

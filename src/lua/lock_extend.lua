@@ -12,12 +12,6 @@ if holder == token then
   redis.call('PEXPIRE', KEYS[1], ttl)
   return {1, tonumber(held[4])}
 end
-local now = server_ms()
-local deadline = redis.call('ZSCORE', KEYS[4], token)
-if not deadline or tonumber(deadline) <= now then return {0, 0} end
-redis.call('ZADD', KEYS[4], now + ttl, token)
-local last = redis.call('ZRANGE', KEYS[4], -1, -1, 'WITHSCORES')
-redis.call('PEXPIRE', KEYS[4], tonumber(last[2]) - now + 1000)
-redis.call('PEXPIRE', KEYS[7], tonumber(last[2]) - now + 1000)
-if redis.call('EXISTS', KEYS[8]) == 1 then redis.call('PEXPIRE', KEYS[8], tonumber(last[2]) - now + 1000) end
-return {1, tonumber(redis.call('HGET', KEYS[7], token) or '0')}
+local fence = lock_extend_reader(token, ttl, server_ms())
+if not fence then return {0, 0} end
+return {1, fence}

@@ -187,6 +187,17 @@ expect 127 rl lock run nocmd --min-hold 1h -- /nonexistent/cmd
 for n in 1 2 3 4 5; do expect 1 on $n lock status nocmd; done
 pass "lock run with a command that cannot run takes the Redlock nowhere"
 
+# --min-hold keeps the Redlock on every node, and each records the hold's end now (kept_ms)
+expect 4 rl lock run kept --min-hold 1h -- sh -c 'exit 4'
+for n in 1 2 3 4 5; do expect 0 on $n lock status kept; done
+expect 0 rl -o json history kept
+events=$(python3 -c 'import json,sys; print(" ".join(json.loads(l)["event"] for l in sys.argv[1].splitlines()))' "$OUT")
+assert_eq "$events" "acquired released" "the history of a kept Redlock"
+kept=$(echo "$OUT" | sed -n 2p)
+[ "$(json_field "$kept" exit_code)" = 4 ] && [ "$(json_field "$kept" kept_ms)" -gt 3000000 ] ||
+  fail "kept release: $kept"
+pass "lock run --min-hold: kept on every node, released with kept_ms in the history"
+
 # lock run renews by Redlock extend; losing the quorum (broken on 3 nodes) is exit 5
 rl --timeout 500ms lock run lost --ttl 3s --kill-grace 1s -- sleep 30 >"$TEST_TMP/lost.out" \
   2>"$TEST_TMP/lost.err" &

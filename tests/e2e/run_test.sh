@@ -133,6 +133,18 @@ expect 0 "$RCOORD" lock run cron -- true
 [ ! -e "$TEST_TMP/cron-twice" ] || fail "the second host ran inside --min-hold"
 pass "--min-hold: the same job on a late host does not run twice"
 
+# The history tells the kept hold's end when the command ended (its exit code, how long the
+# lock was kept), and its lapse is no `expired`: acquired, released (kept), busy, acquired,
+# released.
+expect 0 "$RCOORD" history cron --type lock -o json
+events=$(python3 -c 'import json,sys; print(" ".join(json.loads(l)["event"] for l in sys.argv[1].splitlines()))' "$OUT")
+[ "$events" = "acquired released busy acquired released" ] || fail "history of a --min-hold run: $events"
+kept=$(echo "$OUT" | sed -n 2p)
+[ "$(json_field "$kept" exit_code)" = 0 ] || fail "kept release without its exit code: $kept"
+kept_ms=$(json_field "$kept" kept_ms)
+[ "$kept_ms" -gt 0 ] && [ "$kept_ms" -le "$hold" ] || fail "kept_ms is $kept_ms (hold ${hold}ms)"
+pass "--min-hold: history records released with kept_ms, no expired"
+
 # A waiter stopped (SIGSTOP, Ctrl-Z) while the lock is handed to it reads the take's reply only
 # after its lease's stop point: the command must not start at all (it would run with no time
 # left to stop it before the lease ends). Exit 5, the lock given back.

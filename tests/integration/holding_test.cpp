@@ -13,6 +13,7 @@
 
 #include "consume.hpp"
 #include "errors.hpp"
+#include "history.hpp"
 #include "lock.hpp"
 #include "queue.hpp"
 #include "redis_server.hpp"
@@ -61,13 +62,29 @@ TEST_CASE_FIXTURE(HoldingFixture, "run_holding keeps a lock for min_hold") {
   auto taken = lock::acquire(conn, keys, "kept", {ttl, std::nullopt, ""});
   REQUIRE(taken.acquired);
   auto lease = lock::lease(conn, keys, taken, ttl);
-  auto o = options({"true"});
+  auto o = options({"sh", "-c", "exit 3"});
   o.min_hold = Millis(60'000);
-  CHECK(rcoord::run_holding(lease, o, record()) == 0);
+  CHECK(rcoord::run_holding(lease, o, record()) == 3);
   auto s = lock::status(conn, keys, "kept");
   CHECK(s.held);
   CHECK(s.token == taken.token);
   CHECK(s.ttl_ms > 30'000);  // min_hold, not the 3s lease
+  // The history has the hold's end now, with the command's code and how long it is kept;
+  // the lease's later lapse is not an `expired`: the take is closed.
+  auto page = rcoord::history::read(conn, keys.history("lock", "kept"), std::nullopt, 1);
+  REQUIRE(page.events.size() == 1);
+  const auto& ended = page.events.front();
+  CHECK(ended.event == "released");
+  CHECK(ended.token == taken.token);
+  auto field = [&](std::string_view name) {
+    for (const auto& [k, v] : ended.fields) {
+      if (k == name) return v;
+    }
+    return std::string("(none)");
+  };
+  CHECK(field("exit_code") == "3");
+  CHECK(std::stoll(field("kept_ms")) > 30'000);
+  CHECK(conn.command({"EXISTS", keys.aux("lock", "kept", "taken")})->integer == 0);
 }
 
 TEST_CASE_FIXTURE(HoldingFixture, "run_holding: a lease lost while the command runs is exit 5") {

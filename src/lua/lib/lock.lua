@@ -53,3 +53,17 @@ local function lock_record_busy(cap, who, token, waited_ms)
   history_add(KEYS[9], cap, 'busy', who, 'token', token, 'held_by', redis.call('HGET', KEYS[1], 'who'),
               'readers', readers > 0 and readers, 'waited_ms', waited_ms)
 end
+
+-- Moves reader `token`'s lease deadline to `ttl` ms from `now`, and the readers' keys' expiry
+-- with the last deadline. Returns the reader's fence, or false when it holds no share (or its
+-- share lapsed).
+local function lock_extend_reader(token, ttl, now)
+  local deadline = redis.call('ZSCORE', KEYS[4], token)
+  if not deadline or tonumber(deadline) <= now then return false end
+  redis.call('ZADD', KEYS[4], now + ttl, token)
+  local last = redis.call('ZRANGE', KEYS[4], -1, -1, 'WITHSCORES')
+  redis.call('PEXPIRE', KEYS[4], tonumber(last[2]) - now + 1000)
+  redis.call('PEXPIRE', KEYS[7], tonumber(last[2]) - now + 1000)
+  if redis.call('EXISTS', KEYS[8]) == 1 then redis.call('PEXPIRE', KEYS[8], tonumber(last[2]) - now + 1000) end
+  return tonumber(redis.call('HGET', KEYS[7], token) or '0')
+end
