@@ -36,10 +36,7 @@ track $runner
 wait_until 10 test -e "$TEST_TMP/victim-ready" || fail "run never started its command"
 "$RCOORD" lock break lost >/dev/null
 broken_at=$(now_ms)
-set +e
-wait $runner
-code=$?
-set -e
+code=0; wait $runner || code=$?
 took=$(($(now_ms) - broken_at))
 assert_eq "$code" 5 "exit code after lock loss"
 [ -e "$TEST_TMP/got-term" ] || fail "the child did not get SIGTERM"
@@ -53,10 +50,7 @@ runner=$!
 track $runner
 wait_until 10 "$RCOORD" lock status stolen || fail "run never took the lock"
 redis-cli -p "$R_PORT" hset 'rcoord:{lock:stolen}' token someone-else >/dev/null
-set +e
-wait $runner
-code=$?
-set -e
+code=0; wait $runner || code=$?
 assert_eq "$code" 5 "exit code when another holder has it"
 assert_eq "$(redis-cli -p "$R_PORT" hget 'rcoord:{lock:stolen}' token)" someone-else
 pass "another holder: exit 5, the other holder's lock untouched"
@@ -70,10 +64,7 @@ wait_until 10 test -s "$TEST_TMP/stubborn.pid" || fail "stubborn child did not s
 # from before the break: SIGTERM cannot come before it, so SIGKILL not before 1 s after this
 broken_at=$(now_ms)
 "$RCOORD" lock break stubborn >/dev/null
-set +e
-wait $runner
-code=$?
-set -e
+code=0; wait $runner || code=$?
 took=$(($(now_ms) - broken_at))
 assert_eq "$code" 5
 [ "$took" -ge 1000 ] || fail "SIGKILL came before the grace: ${took}ms"
@@ -89,10 +80,7 @@ track $runner
 wait_until 10 "$RCOORD" --url "$S_URL" lock status far || fail "run never took the lock"
 kill -9 "$S_PID"
 stopped_at=$(now_ms)
-set +e
-wait $runner
-code=$?
-set -e
+code=0; wait $runner || code=$?
 took=$(($(now_ms) - stopped_at))
 assert_eq "$code" 5
 [ "$took" -le "$(scaled 2500)" ] || fail "noticed the loss after ${took}ms; the lease is 1.5s"

@@ -155,10 +155,7 @@ pass "observe --timeout (${took}ms) next to the global --timeout"
 pid=$!
 wait_until 10 subscribed 'rcoord:{elect:quiet}:changes' 1 || fail "observer did not subscribe"
 kill -TERM $pid
-set +e
-wait $pid
-code=$?
-set -e
+code=0; wait $pid || code=$?
 assert_eq "$code" 143
 assert_eq "$(cat "$TEST_TMP/obs.err")" "" "no error message"
 pass "observe ends on SIGTERM with 143"
@@ -204,10 +201,7 @@ wait_until 10 test -e "$TEST_TMP/lose.log.ready" || fail "elect run never starte
 redis-cli -p "$R_PORT" del 'rcoord:{elect:lose}' >/dev/null
 "$RCOORD" elect campaign lose --id thief --ttl 30s >/dev/null
 start=$(now_ms)
-set +e
-wait $runner
-code=$?
-set -e
+code=0; wait $runner || code=$?
 took=$(($(now_ms) - start))
 assert_eq "$code" 5 "exit code on loss"
 assert_eq "$(cat "$TEST_TMP/lose.log")" got-term "the command got SIGTERM"
@@ -222,10 +216,7 @@ pass "run: loss of leadership gives SIGTERM and exit 5 (${took}ms)"
 pid=$!
 wait_blocked "$R_PORT" 1
 kill -TERM $pid
-set +e
-wait $pid
-code=$?
-set -e
+code=0; wait $pid || code=$?
 assert_eq "$code" 143
 [ ! -e "$TEST_TMP/ran" ] || fail "the command ran"
 expect 0 "$RCOORD" elect status wait --json

@@ -29,10 +29,7 @@ for verb in "lock run held --ttl 1500ms" "sem run held --limit 2 --ttl 1500ms" \
   # the command runs (so it is held) and has its trap set
   wait_until 10 test -e "$TEST_TMP/ready" || fail "$verb never started its command"
   restart_empty
-  set +e
-  wait $runner
-  code=$?
-  set -e
+  code=0; wait $runner || code=$?
   assert_eq "$code" 5 "$verb after an empty restart"
   [ -e "$TEST_TMP/got-term" ] || fail "$verb: the command did not get SIGTERM"
   assert_contains "$(cat "$TEST_TMP/err")" "was lost while the command ran"
@@ -68,10 +65,7 @@ wait_until 10 grep -q after-restart "$TEST_TMP/handled" ||
 queue_empty() { "$RCOORD" queue stats jobs --json | grep -q '"ready":0,"delayed":0,"in_flight":0'; }
 wait_until 5 queue_empty || fail "the new message was not acked"
 kill -TERM $consumer
-set +e
-wait $consumer
-code=$?
-set -e
+code=0; wait $consumer || code=$?
 assert_eq "$code" 0 "consume stops cleanly after the restart"
 pass "queue consume: server restarted empty, command terminated, consumer reconnected"
 

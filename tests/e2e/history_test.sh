@@ -107,10 +107,7 @@ assert_eq "$(field 3 exit_code slow)" "124"
 runner=$!
 wait_until 5 "$RCOORD" lock status lost
 "$RCOORD" lock break lost >/dev/null
-set +e
-wait "$runner"
-code=$?
-set -e
+code=0; wait "$runner" || code=$?
 assert_eq "$code" 5 "a run whose lock was broken is lost"
 assert_eq "$(events lost)" "acquired broken lost" "the loser reports the loss"
 assert_eq "$(field 3 exit_code lost)" "5"
@@ -184,10 +181,7 @@ wait_until 5 grep -q acquired "$TEST_TMP/follow"
 took=$(($(now_ms) - sent))
 [ "$took" -lt "$(scaled 1000)" ] || fail "--follow printed the event after ${took}ms"
 kill -INT "$follower"
-set +e
-wait "$follower"
-code=$?
-set -e
+code=0; wait "$follower" || code=$?
 assert_eq "$code" 0 "--follow ends with exit 0 on Ctrl-C"
 expect 0 "$RCOORD" history follow --follow --timeout 300ms
 assert_lines "$OUT" 1 "--follow prints the history first"

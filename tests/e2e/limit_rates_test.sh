@@ -108,10 +108,7 @@ track $waiter
 checked() { [ "$(scripts_run)" -gt "$before" ]; }
 wait_until 10 checked || fail "the waiter never checked"
 kill -TERM $waiter
-set +e
-wait $waiter
-code=$?
-set -e
+code=0; wait $waiter || code=$?
 assert_eq "$code" 143 "exit code after SIGTERM"
 assert_contains "$(cat "$TEST_TMP/intr.err")" "nothing was consumed"
 expect 1 "$RCOORD" --json limit status intr --rate 1/10s --rate 100/10h

@@ -188,10 +188,7 @@ wait_until 20 test -e "$TEST_TMP/m1.ready" || fail "consume never started m1's c
 kill -TERM $consumer
 wait_until 10 signal_taken $consumer 15 || fail "consume never took the SIGTERM"
 touch "$TEST_TMP/m1.go"
-set +e
-wait $consumer
-code=$?
-set -e
+code=0; wait $consumer || code=$?
 assert_eq "$code" 0 "consume after SIGTERM"
 assert_eq "$(cat "$LOG.term")" m1 "the current message finished, no other started"
 expect 0 "$RCOORD" queue stats term
@@ -217,10 +214,7 @@ wait_until 10 test -e "$TEST_TMP/term-ready" || fail "consume never started its 
 kill -TERM $consumer
 wait_until 10 signal_taken $consumer 15 || fail "consume never took the first SIGTERM"
 kill -TERM $consumer
-set +e
-wait $consumer
-code=$?
-set -e
+code=0; wait $consumer || code=$?
 assert_eq "$code" 143 "second SIGTERM"
 expect 0 "$RCOORD" queue stats term
 assert_eq "$OUT" $'ready: 1\ndelayed: 0\nin_flight: 0\ndead: 0'
@@ -232,10 +226,7 @@ waiter=$!
 track $waiter
 wait_blocked "$R_PORT" 1
 kill -INT $waiter
-set +e
-wait $waiter
-code=$?
-set -e
+code=0; wait $waiter || code=$?
 assert_eq "$code" 130 "interrupted pop"
 "$RCOORD" queue push ctrlc m >/dev/null
 expect 0 "$RCOORD" queue stats ctrlc

@@ -122,10 +122,7 @@ waiter=$!
 track $waiter
 wait_until 10 attempted "$N1_PORT" || fail "the waiter never tried"
 kill -TERM $waiter
-set +e
-wait $waiter
-code=$?
-set -e
+code=0; wait $waiter || code=$?
 assert_eq "$code" 143 "exit code of a waiter interrupted by SIGTERM"
 assert_eq "$(cat "$TEST_TMP/acq.out")" "" "no token printed"
 # It left the nodes' waiting sets on its way out (not 3 s later, when its heartbeat ran out).
@@ -207,10 +204,7 @@ wait_until 5 rl lock status lost || fail "lock run never took the lock"
 sleep 4 # longer than the TTL: only renewal keeps it
 expect 0 rl lock status lost
 for n in 1 2 3; do on $n lock break lost >/dev/null; done
-set +e
-wait $runner
-code=$?
-set -e
+code=0; wait $runner || code=$?
 assert_eq "$code" 5 "exit code after the quorum was lost"
 assert_contains "$(cat "$TEST_TMP/lost.err")" "was lost"
 pass "lock run renews through the TTL and exits 5 when the quorum is lost"

@@ -42,10 +42,7 @@ runner=$!
 track $runner
 wait_until 10 test -s "$TEST_TMP/stubborn-bg.sh.pid" || fail "the background job did not start"
 bg=$(cat "$TEST_TMP/stubborn-bg.sh.pid")
-set +e
-wait $runner
-code=$?
-set -e
+code=0; wait $runner || code=$?
 assert_eq "$code" 3 "rcoord exits with the command's code"
 ! alive "$bg" || fail "the background job survived SIGKILL"
 expect 1 "$RCOORD" lock status bg
@@ -171,10 +168,7 @@ started_at=$(now_ms)
   "$TEST_TMP/dflt" 2>/dev/null &
 runner=$!
 track $runner
-set +e
-wait $runner
-code=$?
-set -e
+code=0; wait $runner || code=$?
 killed_at=$(now_ms)
 assert_eq "$code" 124
 [ -e "$TEST_TMP/dflt" ] || fail "the command did not start"

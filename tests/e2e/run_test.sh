@@ -162,10 +162,7 @@ expect 0 "$RCOORD" lock status late --json
 assert_eq "$(json_field "$OUT" pid)" "$late" "the stopped waiter was handed the lock"
 sleep 2 # past its stop point: its take was sent before, and 4s - 0.5s grace - 2s timeout after
 kill -CONT $late
-set +e
-wait $late
-code=$?
-set -e
+code=0; wait $late || code=$?
 assert_eq "$code" 5 "a lease past its stop point is lost"
 [ ! -e "$TEST_TMP/late-ran" ] || fail "the command started after its lease's stop point"
 assert_contains "$(cat "$TEST_TMP/late-err")" "lost before the command could start"

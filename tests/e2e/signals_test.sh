@@ -19,10 +19,7 @@ track $runner
 wait_until 10 test -s "$TEST_TMP/grandchild.pid" || fail "child did not start"
 grandchild=$(cat "$TEST_TMP/grandchild.pid")
 kill -TERM $runner
-set +e
-wait $runner
-code=$?
-set -e
+code=0; wait $runner || code=$?
 assert_eq "$code" 143 "exit code: the child died of SIGTERM"
 wait_until 5 dead "$grandchild" || fail "the grandchild survived SIGTERM"
 expect 1 "$RCOORD" lock status tree
@@ -36,10 +33,7 @@ for sig in HUP INT; do
   track $runner
   wait_until 10 test -e "$TEST_TMP/ready" || fail "child did not start"
   kill -$sig $runner
-  set +e
-  wait $runner
-  code=$?
-  set -e
+  code=0; wait $runner || code=$?
   assert_eq "$code" 7 "SIG$sig handled by the child"
 done
 expect 1 "$RCOORD" lock status handled
@@ -55,10 +49,7 @@ for sig in INT TERM; do
   wait_blocked "$R_PORT" 1
   sent_at=$(now_ms)
   kill -$sig $waiter
-  set +e
-  wait $waiter
-  code=$?
-  set -e
+  code=0; wait $waiter || code=$?
   took=$(($(now_ms) - sent_at))
   [ "$sig" = INT ] && want=130 || want=143
   assert_eq "$code" "$want" "exit code after SIG$sig while waiting"
@@ -82,10 +73,7 @@ waiter=$!
 track $waiter
 wait_blocked "$R_PORT" 1
 kill -INT $waiter
-set +e
-wait $waiter
-code=$?
-set -e
+code=0; wait $waiter || code=$?
 assert_eq "$code" 130
 assert_eq "$(cat "$TEST_TMP/acq.out")" "" "no token printed"
 expect 0 "$RCOORD" lock release busy2 --token "$holder"
@@ -115,10 +103,7 @@ pass "wake-ups are passed on"
 # continued (bash's wait also returns when it stops, with 128 + SIGSTOP).
 end_code() {
   while :; do
-    set +e
-    wait "$1"
-    CODE=$?
-    set -e
+    CODE=0; wait "$1" || CODE=$?
     [ "$CODE" -eq 147 ] || break
   done
 }
@@ -196,10 +181,7 @@ kill -HUP $runner
 # a forwarded SIGHUP would end the command at once (it does not handle it): 200 ms is ample
 quiet_period 200
 touch "$TEST_TMP/nohup.stop"
-set +e
-wait $runner
-code=$?
-set -e
+code=0; wait $runner || code=$?
 assert_eq "$code" 3 "nohup'd run survives SIGHUP"
 pass "nohup keeps SIGHUP ignored"
 
@@ -261,10 +243,7 @@ start_runner() {
   track $RUNNER
 }
 runner_exit() {
-  set +e
-  wait "$RUNNER"
-  RC=$?
-  set -e
+  RC=0; wait "$RUNNER" || RC=$?
 }
 
 for p in lock sem elect; do
