@@ -62,18 +62,27 @@ void start_guard_if_waiting(const Context& ctx, std::optional<Millis> wait, Mill
 /// Runs `take` (which may wait) so that SIGINT/SIGTERM/SIGHUP interrupt the wait at once.
 /// If a signal arrives while waiting, or just as `take` returns, whatever the interrupted
 /// request may have taken is given back and Error(kInterrupted) is thrown: nothing is held.
+/// Ctrl-Z (SIGTSTP) gives it back the same way, stops rcoord, and takes again from the start
+/// once rcoord is continued (a --wait counts again from there): a stopped waiter is out of
+/// the queue, and the lock goes to the next one.
 template <typename Take>
 auto take_or_abort(Context& ctx, const Holding& held, Take&& take) -> decltype(take()) {
   signals::install();
-  try {
-    auto result = take();
-    if (signals::pending() == 0) return result;
-  } catch (const Error& e) {
-    if (e.code() != kInterrupted) throw;
+  signals::StopsWaiting stops;
+  for (;;) {
+    try {
+      auto result = take();
+      if (signals::pending() == 0 && !stops.asked()) return result;
+    } catch (const Error& e) {
+      if (e.code() != kInterrupted) throw;
+    }
+    give_back_quietly(ctx, held);
+    if (!stops.asked()) {
+      throw Error(kInterrupted, fmt::format("interrupted while waiting for {}", held.what),
+                  "nothing is held");
+    }
+    stops.stop_now();
   }
-  give_back_quietly(ctx, held);
-  throw Error(kInterrupted, fmt::format("interrupted while waiting for {}", held.what),
-              "nothing is held");
 }
 
 /// Runs `opts.supervise.command` while holding `lease` (run_holding), with one --timeout for

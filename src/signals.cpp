@@ -26,6 +26,18 @@ bool g_sigpipe_was_ignored = false;
 
 extern "C" void record_signal(int signo) { g_pending = signo; }
 
+// A terminating signal already recorded is not replaced by a request to stop.
+extern "C" void record_stop(int signo) {
+  if (g_pending == 0) g_pending = signo;
+}
+
+sigset_t only(int signo) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, signo);
+  return set;
+}
+
 }  // namespace
 
 sigset_t managed_set() {
@@ -103,6 +115,66 @@ const sigset_t* wait_mask() {
 const sigset_t& original_mask() {
   if (!g_installed) sigprocmask(SIG_SETMASK, nullptr, &g_original_mask);
   return g_original_mask;
+}
+
+StopsWaiting::StopsWaiting() {
+  if (!g_installed || sigismember(&g_original_mask, SIGTSTP) == 1) return;
+  sigaction(SIGTSTP, nullptr, &previous_);
+  if (previous_.sa_handler != SIG_DFL) return;  // ignored, or handled by someone else
+  sigset_t tstp = only(SIGTSTP);
+  sigprocmask(SIG_BLOCK, &tstp, nullptr);
+  // Unblocked only inside interruptible waits (g_unblocked_mask has it unblocked already).
+  sigaddset(&g_blocked_mask, SIGTSTP);
+  struct sigaction sa {};
+  sa.sa_handler = record_stop;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;  // no SA_RESTART: the wait must return EINTR
+  sigaction(SIGTSTP, &sa, nullptr);
+  active_ = true;
+}
+
+StopsWaiting::~StopsWaiting() {
+  if (!active_) return;
+  if (g_pending == SIGTSTP) g_pending = 0;
+  sigaction(SIGTSTP, &previous_, nullptr);
+  sigdelset(&g_blocked_mask, SIGTSTP);
+  sigset_t tstp = only(SIGTSTP);
+  // One that came after the last look is dropped: rcoord then holds what it took, or is on its
+  // way out, and must not stop there (a Ctrl-Z once the command runs reaches the command).
+  timespec now{0, 0};
+  while (sigtimedwait(&tstp, nullptr, &now) == SIGTSTP) {
+  }
+  sigprocmask(SIG_UNBLOCK, &tstp, nullptr);
+}
+
+bool StopsWaiting::asked() const {
+  if (!active_) return false;
+  if (g_pending == 0) {
+    // Sent while blocked, outside a wait: take it now rather than stop at the scope's end.
+    sigset_t waiting;
+    sigpending(&waiting);
+    if (sigismember(&waiting, SIGTSTP) == 1) {
+      sigset_t tstp = only(SIGTSTP);
+      timespec now{0, 0};
+      if (sigtimedwait(&tstp, nullptr, &now) == SIGTSTP) g_pending = SIGTSTP;
+    }
+  }
+  return g_pending == SIGTSTP;
+}
+
+void StopsWaiting::stop_now() const {
+  if (!active_) return;
+  g_pending = 0;
+  struct sigaction mine {};
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  sigaction(SIGTSTP, &dfl, &mine);
+  raise(SIGTSTP);  // pending while blocked; unblocking it stops the process here
+  sigset_t tstp = only(SIGTSTP);
+  sigprocmask(SIG_UNBLOCK, &tstp, nullptr);
+  sigprocmask(SIG_BLOCK, &tstp, nullptr);  // continued
+  sigaction(SIGTSTP, &mine, nullptr);
 }
 
 Uninterruptible::Uninterruptible() : previous_(g_interruptible) { g_interruptible = false; }

@@ -43,6 +43,33 @@ sigset_t managed_set();
 /// The signal mask the process had before install(): what a child must get back before exec.
 const sigset_t& original_mask();
 
+/// While alive (around a take that may wait), Ctrl-Z (SIGTSTP) ends a wait as a managed
+/// signal does, with pending() == SIGTSTP, instead of freezing rcoord with its wait and its
+/// take still queued on the server (where the take would run, handing the lock to a stopped
+/// process). The caller gives back what the take may have taken, then stop_now(). SIGINT,
+/// SIGTERM and SIGHUP win over it. Does nothing when SIGTSTP was ignored or blocked on entry,
+/// or before install().
+class StopsWaiting {
+ public:
+  StopsWaiting();
+  ~StopsWaiting();
+  StopsWaiting(const StopsWaiting&) = delete;
+  StopsWaiting& operator=(const StopsWaiting&) = delete;
+
+  /// A Ctrl-Z came (and no terminating signal): the wait must stop. Also takes one that is
+  /// still pending, blocked, so that the end of this scope does not stop rcoord holding what
+  /// it took.
+  bool asked() const;
+  /// Stops rcoord as Ctrl-Z would, and returns once it is continued (fg, bg, SIGCONT), the
+  /// request cleared. In an orphaned process group, where the system does not stop on
+  /// SIGTSTP, it returns at once.
+  void stop_now() const;
+
+ private:
+  bool active_ = false;
+  struct sigaction previous_ {};
+};
+
 /// While alive, socket waits are not interrupted by the managed signals (they stay pending).
 /// Used around work that must finish: releasing a lock, renewing it while a child runs.
 class Uninterruptible {

@@ -359,7 +359,7 @@ class Supervisor {
   Clock::time_point kill_by() const { return times_.kill_by(); }
 
   // Whether the lease is already past its stop point: the take's reply was read so late
-  // (rcoord stopped by SIGSTOP or Ctrl-Z while it waited, or not scheduled on a starved
+  // (rcoord stopped by SIGSTOP while it waited, or not scheduled on a starved
   // machine) that the command would start without the time the lease needs to stop it.
   bool too_late_to_start() const { return Clock::now() >= times_.stop_at(); }
 

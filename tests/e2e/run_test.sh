@@ -145,7 +145,7 @@ kept_ms=$(json_field "$kept" kept_ms)
 [ "$kept_ms" -gt 0 ] && [ "$kept_ms" -le "$hold" ] || fail "kept_ms is $kept_ms (hold ${hold}ms)"
 pass "--min-hold: history records released with kept_ms, no expired"
 
-# A waiter stopped (SIGSTOP, Ctrl-Z) while the lock is handed to it reads the take's reply only
+# A waiter stopped (SIGSTOP) while the lock is handed to it reads the take's reply only
 # after its lease's stop point: the command must not start at all (it would run with no time
 # left to stop it before the lease ends). Exit 5, the lock given back.
 expect 0 "$RCOORD" lock acquire late --ttl 10m

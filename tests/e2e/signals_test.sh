@@ -170,6 +170,55 @@ end_code $STOPPED
 assert_eq "$CODE" 0 "the stopped candidate reports itself elected"
 pass "a waiter's try rides behind its wait; a signal gives back what it took"
 
+# Ctrl-Z (SIGTSTP), unlike SIGSTOP, reaches rcoord: a waiter stopped that way first gives back
+# what its take may have taken and leaves the queue, so the lock goes to the next one while it
+# is stopped; continued, it waits again from the start.
+stopped() { [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = T ]; }
+# ctrl_z_waiter GROUP WAITING_KEY RUN...: while GROUP's object is held, a waiter started with
+# RUN (a run form whose command touches ctrlz.ran) gets SIGTSTP once it waits. Leaves its pid
+# in STOPPED, and checks that it stopped out of the queue (WAITING_KEY, the waiting set).
+ctrl_z_waiter() {
+  local group=$1 waiting=$2
+  shift 2
+  rm -f "$TEST_TMP/ctrlz.ran"
+  "$RCOORD" "$@" --wait 1m -- touch "$TEST_TMP/ctrlz.ran" &
+  STOPPED=$!
+  track $STOPPED
+  wait_blocked "$R_PORT" 1
+  kill -TSTP $STOPPED
+  wait_until 10 stopped $STOPPED || fail "$group: Ctrl-Z did not stop the waiter"
+  assert_eq "$(redis-cli -p "$R_PORT" zcard "$waiting")" 0 "$group: the stopped waiter left the queue"
+  _blocked_at_least "$R_PORT" 1 && fail "$group: the stopped waiter's wait is still on the server"
+  [ ! -e "$TEST_TMP/ctrlz.ran" ] || fail "$group: the stopped waiter ran its command"
+}
+# continued PID: SIGCONT, and its exit code in CODE (bash's wait returns as it stops, 148).
+continued() {
+  kill -CONT "$1"
+  while :; do
+    CODE=0; wait "$1" || CODE=$?
+    [ "$CODE" -eq 148 ] || break
+  done
+}
+expect 0 "$RCOORD" lock acquire ctrlz --ttl 30s
+holder=$OUT
+ctrl_z_waiter lock 'rcoord:{lock:ctrlz}:writers' lock run ctrlz
+expect 0 "$RCOORD" lock release ctrlz --token "$holder"
+expect 0 "$RCOORD" lock run ctrlz -- true # the next one takes it, not the stopped waiter
+continued $STOPPED
+assert_eq "$CODE" 0 "lock run: continued, it waited again and ran its command"
+[ -e "$TEST_TMP/ctrlz.ran" ] || fail "lock run: the continued waiter never ran its command"
+expect 1 "$RCOORD" lock status ctrlz
+# a semaphore's waiter
+expect 0 "$RCOORD" sem take ctrlz --limit 1 --ttl 30s
+holder=$OUT
+ctrl_z_waiter sem 'rcoord:{sem:ctrlz}:queue' sem run ctrlz --limit 1
+expect 0 "$RCOORD" sem release ctrlz --token "$holder"
+expect 0 "$RCOORD" sem run ctrlz --limit 1 -- true
+continued $STOPPED
+assert_eq "$CODE" 0 "sem run: continued, it waited again and ran its command"
+[ -e "$TEST_TMP/ctrlz.ran" ] || fail "sem run: the continued waiter never ran its command"
+pass "Ctrl-Z on a waiter: out of the queue while stopped, waits again when continued"
+
 # nohup: a signal ignored on entry stays ignored, for rcoord and for the command (which runs
 # until told to stop, so the signal comes while it runs)
 nohup "$RCOORD" lock run nohup -- sh -c 'touch "$0.ready"; while [ ! -e "$0.stop" ]; do sleep 0.05; done; exit 3' \
