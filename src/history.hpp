@@ -26,7 +26,7 @@ struct Ending {
     kWithdrawn,  ///< a waiter that gave up: `busy` when it held nothing
     kLost,       ///< a `run` form lost it: `lost`, then whatever the give-back finds
     kTimedOut,   ///< a `run` form's command ran past --max-run: `timeout`, then `released`
-    kKept,       ///< `lock run --min-hold`: `released` now, with kept_ms; the lock ends by its TTL
+    kKept,  ///< `lock run --min-hold` (lock::keep): `released` now, with kept_ms; ends by its TTL
   };
   How how = How::kGivenBack;
   std::string who{};                        ///< who gives it back (pack()); "" unknown

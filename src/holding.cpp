@@ -46,8 +46,9 @@ int run_holding(Lease& lease, const HoldingOptions& opts, const HoldObserver& on
   if (lease.keep && opts.min_hold > held_for) {
     // Kept until --min-hold has passed, so that a host whose cron fires late finds it busy.
     settle_quietly(opts.give_back_timeout, on_event, [&](Clock::time_point deadline) {
-      lease.keep({.how = Ending::How::kKept, .exit_code = code}, opts.min_hold - held_for,
-                 deadline);
+      lease.keep({.how = result.timed_out ? Ending::How::kTimedOut : Ending::How::kGivenBack,
+                  .exit_code = code},
+                 opts.min_hold - held_for, deadline);
     });
   } else {
     give_back(lease, opts, on_event,

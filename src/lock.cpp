@@ -124,6 +124,7 @@ bool keep(Connection& conn, const Keys& keys, std::string_view name, std::string
   args.insert(args.end(), recorded.begin(), recorded.end());
   args.emplace_back();  // no announcement: the lock is still taken
   args.push_back(std::to_string(rest.count()));
+  args.emplace_back(ending.how == Ending::How::kTimedOut ? "1" : "");
   Reply r = eval(conn, lua::kLockRelease, lock_keys(keys, name), args);
   return reply_integer(r.get()) == 1;
 }

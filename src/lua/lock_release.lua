@@ -13,7 +13,8 @@
 -- Redlock's waiters listen there on every node; the one named tries at once, the others wait
 -- for it (the same one is named on every node when their waiting sets agree). With ARGV[6]
 -- 'kept' (`lock run --min-hold`), ARGV[10] ms: the hold ends now for the history, and the
--- lock that many ms from now, by its TTL (see below).
+-- lock that many ms from now, by its TTL (see below); ARGV[11] '1' when the command ran past
+-- --max-run (`timeout` recorded first, as for a give-back).
 -- returns 1 released (or kept) | 0 not held by the token
 -- Whenever the lock is free afterwards, waiters are woken even if nothing was released: a
 -- caller that gives up waiting may have taken the last wake-up, and passing it on costs one
@@ -35,6 +36,9 @@ if how == 'kept' then
   local kept = tonumber(ARGV[10])
   if holder ~= token then return lock_extend_reader(token, kept, now) and 1 or 0 end
   redis.call('PEXPIRE', KEYS[1], kept)
+  if ARGV[11] == '1' then
+    history_add(KEYS[9], cap, 'timeout', who, 'token', token, 'exit_code', exit_code)
+  end
   local at = tonumber(held[3] or '')
   history_add(KEYS[9], cap, 'released', held[2], 'token', token, 'fence', held[4],
               'held_ms', at and now - at, 'exit_code', exit_code, 'waited_ms', waited,

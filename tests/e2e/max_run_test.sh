@@ -58,6 +58,18 @@ assert_eq "$ERR" "" "no warning for a command that ended in time"
 expect 0 "$RCOORD" lock run mr3 --max-run 30s -- true
 pass "a command that ends within --max-run keeps its exit code"
 
+# --max-run with --min-hold: the lock is kept all the same, and the history says `timeout`,
+# then `released` with exit code 124 and how long it is kept.
+expect 124 "$RCOORD" lock run mrkept --min-hold 1h --kill-grace 300ms --max-run 500ms -- sleep 30
+expect 0 "$RCOORD" lock status mrkept
+expect 0 "$RCOORD" history mrkept --type lock -o json
+events=$(python3 -c 'import json,sys; print(" ".join(json.loads(l)["event"] for l in sys.argv[1].splitlines()))' "$OUT")
+assert_eq "$events" "acquired timeout released" "the history of a kept run stopped by --max-run"
+kept=$(echo "$OUT" | sed -n 3p)
+[ "$(json_field "$kept" exit_code)" = 124 ] && [ "$(json_field "$kept" kept_ms)" -gt 3000000 ] ||
+  fail "kept release after --max-run: $kept"
+pass "--max-run with --min-hold: kept, history timeout then released with kept_ms"
+
 # --max-run longer than the lease: renewals go on. At 7s (past the 6s TTL) the command
 # finds the lock still held by its own token; then it hangs until --max-run. Renewals are not
 # what is tested here: the command must stop one --timeout plus the grace (2s, TTL/3) before
