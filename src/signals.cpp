@@ -31,6 +31,15 @@ extern "C" void record_stop(int signo) {
   if (g_pending == 0) g_pending = signo;
 }
 
+// Runs `handler` on `signo`, without SA_RESTART: the wait it interrupts must return EINTR.
+void handle(int signo, void (*handler)(int)) {
+  struct sigaction sa {};
+  sa.sa_handler = handler;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;
+  sigaction(signo, &sa, nullptr);
+}
+
 sigset_t only(int signo) {
   sigset_t set;
   sigemptyset(&set);
@@ -65,11 +74,7 @@ void install() {
     if (sigismember(&set, s) != 1) continue;
     sigaddset(&g_blocked_mask, s);
     sigdelset(&g_unblocked_mask, s);
-    struct sigaction sa {};
-    sa.sa_handler = record_signal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = 0;  // no SA_RESTART: the wait must return EINTR
-    sigaction(s, &sa, nullptr);
+    handle(s, record_signal);
   }
   g_installed = true;
 }
@@ -125,11 +130,7 @@ StopsWaiting::StopsWaiting() {
   sigprocmask(SIG_BLOCK, &tstp, nullptr);
   // Unblocked only inside interruptible waits (g_unblocked_mask has it unblocked already).
   sigaddset(&g_blocked_mask, SIGTSTP);
-  struct sigaction sa {};
-  sa.sa_handler = record_stop;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = 0;  // no SA_RESTART: the wait must return EINTR
-  sigaction(SIGTSTP, &sa, nullptr);
+  handle(SIGTSTP, record_stop);
   active_ = true;
 }
 

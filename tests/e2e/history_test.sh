@@ -9,11 +9,7 @@ host=$(hostname)
 user=$(id -un)
 
 # events NAME [OPTIONS...]: the event names of NAME's history, one line, oldest first.
-events() {
-  "$RCOORD" -o json history "$@" | python3 -c '
-import json, sys
-print(" ".join(json.loads(line)["event"] for line in sys.stdin))'
-}
+events() { event_names "$("$RCOORD" -o json history "$@")"; }
 
 # field N FIELD [NAME OPTIONS...]: FIELD of the Nth event (1 = oldest) of NAME's history.
 field() {

@@ -359,6 +359,11 @@ _blocked_at_least() {
   [ "$n" -ge "$2" ]
 }
 
+# event_names JSON_LINES: the `event` of each line of `rcoord history -o json`, space-separated.
+event_names() {
+  python3 -c 'import json,sys; print(" ".join(json.loads(l)["event"] for l in sys.argv[1].splitlines()))' "$1"
+}
+
 # json_field JSON FIELD: a top-level scalar field of a one-line JSON object.
 json_field() {
   python3 -c 'import json,sys; v=json.loads(sys.argv[1])[sys.argv[2]]; print(json.dumps(v) if isinstance(v,bool) else v)' "$1" "$2"

@@ -63,7 +63,7 @@ pass "a command that ends within --max-run keeps its exit code"
 expect 124 "$RCOORD" lock run mrkept --min-hold 1h --kill-grace 300ms --max-run 500ms -- sleep 30
 expect 0 "$RCOORD" lock status mrkept
 expect 0 "$RCOORD" history mrkept --type lock -o json
-events=$(python3 -c 'import json,sys; print(" ".join(json.loads(l)["event"] for l in sys.argv[1].splitlines()))' "$OUT")
+events=$(event_names "$OUT")
 assert_eq "$events" "acquired timeout released" "the history of a kept run stopped by --max-run"
 kept=$(echo "$OUT" | sed -n 3p)
 [ "$(json_field "$kept" exit_code)" = 124 ] && [ "$(json_field "$kept" kept_ms)" -gt 3000000 ] ||

@@ -103,7 +103,7 @@ expect 1 rl lock acquire hist --wait 300ms
 expect 0 rl lock release hist --token "$htoken"
 expect 0 on 1 lock acquire hist --ttl 10m # one node alone: no majority has it
 expect 0 rl -o json history hist
-events=$(python3 -c 'import json,sys; print(" ".join(json.loads(l)["event"] for l in sys.stdin))' <<<"$OUT")
+events=$(event_names "$OUT")
 assert_eq "$events" "acquired busy released" "the merged history of the Redlock"
 expect 2 rl history hist --follow
 expect 2 rl history hist --type sem
@@ -188,7 +188,7 @@ pass "lock run with a command that cannot run takes the Redlock nowhere"
 expect 4 rl lock run kept --min-hold 1h -- sh -c 'exit 4'
 for n in 1 2 3 4 5; do expect 0 on $n lock status kept; done
 expect 0 rl -o json history kept
-events=$(python3 -c 'import json,sys; print(" ".join(json.loads(l)["event"] for l in sys.argv[1].splitlines()))' "$OUT")
+events=$(event_names "$OUT")
 assert_eq "$events" "acquired released" "the history of a kept Redlock"
 kept=$(echo "$OUT" | sed -n 2p)
 [ "$(json_field "$kept" exit_code)" = 4 ] && [ "$(json_field "$kept" kept_ms)" -gt 3000000 ] ||

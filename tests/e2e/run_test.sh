@@ -137,7 +137,7 @@ pass "--min-hold: the same job on a late host does not run twice"
 # lock was kept), and its lapse is no `expired`: acquired, released (kept), busy, acquired,
 # released.
 expect 0 "$RCOORD" history cron --type lock -o json
-events=$(python3 -c 'import json,sys; print(" ".join(json.loads(l)["event"] for l in sys.argv[1].splitlines()))' "$OUT")
+events=$(event_names "$OUT")
 [ "$events" = "acquired released busy acquired released" ] || fail "history of a --min-hold run: $events"
 kept=$(echo "$OUT" | sed -n 2p)
 [ "$(json_field "$kept" exit_code)" = 0 ] || fail "kept release without its exit code: $kept"
