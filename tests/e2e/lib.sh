@@ -364,6 +364,16 @@ event_names() {
   python3 -c 'import json,sys; print(" ".join(json.loads(l)["event"] for l in sys.argv[1].splitlines()))' "$1"
 }
 
+# assert_released_kept JSON_LINE CODE MIN_MS [MAX_MS]: JSON_LINE is the `released` of a hold
+# kept by --min-hold, with exit_code CODE and kept_ms from MIN_MS to MAX_MS.
+assert_released_kept() {
+  local code kept
+  code=$(json_field "$1" exit_code)
+  kept=$(json_field "$1" kept_ms)
+  [ "$(json_field "$1" event)" = released ] && [ "$code" = "$2" ] && [ "$kept" -ge "$3" ] &&
+    [ "$kept" -le "${4:-$kept}" ] || fail "not the release of a hold kept ${3}ms+ with code $2: $1"
+}
+
 # json_field JSON FIELD: a top-level scalar field of a one-line JSON object.
 json_field() {
   python3 -c 'import json,sys; v=json.loads(sys.argv[1])[sys.argv[2]]; print(json.dumps(v) if isinstance(v,bool) else v)' "$1" "$2"

@@ -65,9 +65,7 @@ expect 0 "$RCOORD" lock status mrkept
 expect 0 "$RCOORD" history mrkept --type lock -o json
 events=$(event_names "$OUT")
 assert_eq "$events" "acquired timeout released" "the history of a kept run stopped by --max-run"
-kept=$(echo "$OUT" | sed -n 3p)
-[ "$(json_field "$kept" exit_code)" = 124 ] && [ "$(json_field "$kept" kept_ms)" -gt 3000000 ] ||
-  fail "kept release after --max-run: $kept"
+assert_released_kept "$(sed -n 3p <<<"$OUT")" 124 3000000
 pass "--max-run with --min-hold: kept, history timeout then released with kept_ms"
 
 # --max-run longer than the lease: renewals go on. At 7s (past the 6s TTL) the command

@@ -190,9 +190,7 @@ for n in 1 2 3 4 5; do expect 0 on $n lock status kept; done
 expect 0 rl -o json history kept
 events=$(event_names "$OUT")
 assert_eq "$events" "acquired released" "the history of a kept Redlock"
-kept=$(echo "$OUT" | sed -n 2p)
-[ "$(json_field "$kept" exit_code)" = 4 ] && [ "$(json_field "$kept" kept_ms)" -gt 3000000 ] ||
-  fail "kept release: $kept"
+assert_released_kept "$(sed -n 2p <<<"$OUT")" 4 3000000
 pass "lock run --min-hold: kept on every node, released with kept_ms in the history"
 
 # lock run renews by Redlock extend; losing the quorum (broken on 3 nodes) is exit 5

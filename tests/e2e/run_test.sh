@@ -139,10 +139,7 @@ pass "--min-hold: the same job on a late host does not run twice"
 expect 0 "$RCOORD" history cron --type lock -o json
 events=$(event_names "$OUT")
 [ "$events" = "acquired released busy acquired released" ] || fail "history of a --min-hold run: $events"
-kept=$(echo "$OUT" | sed -n 2p)
-[ "$(json_field "$kept" exit_code)" = 0 ] || fail "kept release without its exit code: $kept"
-kept_ms=$(json_field "$kept" kept_ms)
-[ "$kept_ms" -gt 0 ] && [ "$kept_ms" -le "$hold" ] || fail "kept_ms is $kept_ms (hold ${hold}ms)"
+assert_released_kept "$(sed -n 2p <<<"$OUT")" 0 1 "$hold"
 pass "--min-hold: history records released with kept_ms, no expired"
 
 # A waiter stopped (SIGSTOP) while the lock is handed to it reads the take's reply only
