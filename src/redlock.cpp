@@ -327,6 +327,7 @@ Acquired Redlock::acquire(std::string_view name, const lock::AcquireOptions& opt
   }
   Acquired result;
   result.lock.name = std::string(name);
+  result.lock.who = opts.who;
   result.votes.nodes = nodes();
   result.votes.quorum = quorum();
   std::string token = opts.token.empty() ? random_token() : opts.token;
@@ -407,11 +408,11 @@ bool Redlock::wait_for_turn(Listeners& listeners, int attempt, Millis holder_lef
   return true;
 }
 
-Released Redlock::release(std::string_view name, std::string_view token) {
+Released Redlock::release(std::string_view name, std::string_view token, const Ending& ending) {
   check_name("lock", name);
   std::string channel = lock::released_channel(keys_, name);
   auto results = on_all(conns_, [&](std::size_t, Connection& c) {
-    return lock::release(c, keys_, name, token, {}, channel);
+    return lock::release(c, keys_, name, token, ending, channel);
   });
   Released r{false, std::string(name), nodes(), quorum(), 0};
   for (const auto& one : results) r.released_on += one.answered() && *one.value ? 1 : 0;
@@ -589,8 +590,9 @@ Lease Redlock::lease(const Acquired& taken, Millis ttl) {
     return extend(name, token, ttl, deadline).lock.extended;
   };
   // Every node has a short timeout of its own: a give-back never waits long.
-  held.give_back = [this, name, token](const Ending&, Lease::Clock::time_point) {
-    release(name, token);
+  held.give_back = [this, name, token, who = taken.lock.who, waited = taken.lock.waited_ms](
+                       const Ending& ending, Lease::Clock::time_point) {
+    release(name, token, ending.of_taker(who, waited));
   };
   held.keep = [this, name, token, who = taken.lock.who, waited = taken.lock.waited_ms](
                   const Ending& ending, Millis rest, Lease::Clock::time_point deadline) {

@@ -86,7 +86,8 @@ class Redlock {
 
   /// Releases on every node. released=true when any node released it. Throws
   /// Error(kConnection) when fewer than a quorum answered (after releasing where it could).
-  Released release(std::string_view name, std::string_view token);
+  /// `ending` is what each node's history records (lock::release).
+  Released release(std::string_view name, std::string_view token, const Ending& ending = {});
 
   /// Keeps it `rest` longer on every node instead of releasing it (lock::keep). Throws
   /// Error(kConnection) when fewer than a quorum answered. No node is waited for past

@@ -179,6 +179,9 @@ read -r tok fence <<<"$OUT"
 [[ $tok =~ ^[0-9a-f]{32}$ ]] || fail "RCOORD_TOKEN: $OUT"
 [ "$fence" -gt 0 ] || fail "RCOORD_FENCE: $OUT"
 for n in 1 2 3 4 5; do expect 1 on $n lock status runjob; done
+expect 0 rl -o json history runjob
+assert_eq "$(event_names "$OUT")" "acquired released" "the history of a Redlock run"
+assert_eq "$(json_field "$(sed -n 2p <<<"$OUT")" exit_code)" 7 "the release records the exit code"
 pass "lock run: child's code, RCOORD_TOKEN/FENCE, released on every node"
 expect 127 rl lock run nocmd --min-hold 1h -- /nonexistent/cmd
 for n in 1 2 3 4 5; do expect 1 on $n lock status nocmd; done
@@ -205,6 +208,8 @@ for n in 1 2 3; do on $n lock break lost >/dev/null; done
 code=0; wait $runner || code=$?
 assert_eq "$code" 5 "exit code after the quorum was lost"
 assert_contains "$(cat "$TEST_TMP/lost.err")" "was lost"
+expect 0 rl -o json history lost
+assert_contains "$(event_names "$OUT")" "lost" "the loss in the Redlock's history"
 pass "lock run renews through the TTL and exits 5 when the quorum is lost"
 
 # a node that hangs (stopped, so it accepts connections but never answers) costs the short
