@@ -23,8 +23,6 @@ std::string_view how_name(Ending::How how) {
       return "lost";
     case Ending::How::kTimedOut:
       return "timeout";
-    case Ending::How::kKept:
-      return "kept";
   }
   return "";
 }

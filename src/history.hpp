@@ -26,7 +26,6 @@ struct Ending {
     kWithdrawn,  ///< a waiter that gave up: `busy` when it held nothing
     kLost,       ///< a `run` form lost it: `lost`, then whatever the give-back finds
     kTimedOut,   ///< a `run` form's command ran past --max-run: `timeout`, then `released`
-    kKept,  ///< `lock run --min-hold` (lock::keep): `released` now, with kept_ms; ends by its TTL
   };
   How how = How::kGivenBack;
   std::string who{};                        ///< who gives it back (pack()); "" unknown
@@ -46,8 +45,7 @@ struct Ending {
 namespace history {
 
 /// The ARGV a recording give-back script takes after its own: the cap (Keys::history_cap),
-/// who, how ('', 'withdraw', 'lost', 'timeout', 'kept'), the exit code and the wait ('' when
-/// unknown).
+/// who, how ('', 'withdraw', 'lost', 'timeout'), the exit code and the wait ('' when unknown).
 Args ending_args(const Keys& keys, const Ending& ending);
 
 /// One event as the stream keeps it.

@@ -43,17 +43,15 @@ int run_holding(Lease& lease, const HoldingOptions& opts, const HoldObserver& on
   if (result.timed_out) on_event({HoldEvent::Kind::kTimedOut, {}});
   int code = result.timed_out ? kTimedOut : result.exit_code;
   auto held_for = std::chrono::duration_cast<Millis>(Clock::now() - started);
+  Ending ending{.how = result.timed_out ? Ending::How::kTimedOut : Ending::How::kGivenBack,
+                .exit_code = code};
   if (lease.keep && opts.min_hold > held_for) {
     // Kept until --min-hold has passed, so that a host whose cron fires late finds it busy.
     settle_quietly(opts.give_back_timeout, on_event, [&](Clock::time_point deadline) {
-      lease.keep({.how = result.timed_out ? Ending::How::kTimedOut : Ending::How::kGivenBack,
-                  .exit_code = code},
-                 opts.min_hold - held_for, deadline);
+      lease.keep(ending, opts.min_hold - held_for, deadline);
     });
   } else {
-    give_back(lease, opts, on_event,
-              {.how = result.timed_out ? Ending::How::kTimedOut : Ending::How::kGivenBack,
-               .exit_code = code});
+    give_back(lease, opts, on_event, ending);
   }
   return code;
 }

@@ -46,6 +46,16 @@ std::string reader_wake_prefix(const Keys& keys, std::string_view name) {
   return keys.aux(kType, name, "rwake:");
 }
 
+// lock_release's ARGV up to its announcement channel: `token`'s give-back, recorded as `ending`.
+Args release_args(const Keys& keys, std::string_view name, std::string_view token,
+                  const Ending& ending) {
+  Args args{std::string(token), reader_wake_prefix(keys, name),
+            std::to_string(kWaiterLife.count())};
+  Args recorded = history::ending_args(keys, ending);
+  args.insert(args.end(), recorded.begin(), recorded.end());
+  return args;
+}
+
 }  // namespace
 
 Acquired acquire(Connection& conn, const Keys& keys, std::string_view name,
@@ -104,10 +114,7 @@ Acquired acquire(Connection& conn, const Keys& keys, std::string_view name,
 bool release(Connection& conn, const Keys& keys, std::string_view name, std::string_view token,
              const Ending& ending, std::string_view announce_on) {
   check_name("lock", name);
-  Args args{std::string(token), reader_wake_prefix(keys, name),
-            std::to_string(kWaiterLife.count())};
-  Args recorded = history::ending_args(keys, ending);
-  args.insert(args.end(), recorded.begin(), recorded.end());
+  Args args = release_args(keys, name, token, ending);
   if (!announce_on.empty()) args.emplace_back(announce_on);
   Reply r = eval(conn, lua::kLockRelease, lock_keys(keys, name), args);
   return reply_integer(r.get()) == 1;
@@ -116,15 +123,9 @@ bool release(Connection& conn, const Keys& keys, std::string_view name, std::str
 bool keep(Connection& conn, const Keys& keys, std::string_view name, std::string_view token,
           const Ending& ending, Millis rest) {
   check_name("lock", name);
-  Ending kept = ending;
-  kept.how = Ending::How::kKept;
-  Args args{std::string(token), reader_wake_prefix(keys, name),
-            std::to_string(kWaiterLife.count())};
-  Args recorded = history::ending_args(keys, kept);
-  args.insert(args.end(), recorded.begin(), recorded.end());
+  Args args = release_args(keys, name, token, ending);
   args.emplace_back();  // no announcement: the lock is still taken
   args.push_back(std::to_string(rest.count()));
-  args.emplace_back(ending.how == Ending::How::kTimedOut ? "1" : "");
   Reply r = eval(conn, lua::kLockRelease, lock_keys(keys, name), args);
   return reply_integer(r.get()) == 1;
 }

@@ -79,8 +79,8 @@ bool release(Connection& conn, const Keys& keys, std::string_view name, std::str
              const Ending& ending = {}, std::string_view announce_on = {});
 
 /// Keeps the lock `rest` longer from now instead of giving it back (`lock run --min-hold`), if
-/// `token` holds it: a writer's history records `released` now (`ending`'s exit code and wait,
-/// and kept_ms; a `timeout` first when the ending is one), and the lock then ends by its TTL
+/// `token` holds it: a writer's history records `ending` now as release() would (`released`
+/// with kept_ms, a `timeout` first when the ending is one), and the lock then ends by its TTL
 /// with nothing more recorded; a reader's share is only lengthened. False when `token` does
 /// not hold it.
 bool keep(Connection& conn, const Keys& keys, std::string_view name, std::string_view token,

@@ -11,10 +11,9 @@
 -- ARGV[9] a channel to announce a writer's give-back on ('' or absent: none): 'released', then
 -- a space and the waiting writer to go first (the one whose heartbeat is oldest), if any. A
 -- Redlock's waiters listen there on every node; the one named tries at once, the others wait
--- for it (the same one is named on every node when their waiting sets agree). With ARGV[6]
--- 'kept' (`lock run --min-hold`), ARGV[10] ms: the hold ends now for the history, and the
--- lock that many ms from now, by its TTL (see below); ARGV[11] '1' when the command ran past
--- --max-run (`timeout` recorded first, as for a give-back).
+-- for it (the same one is named on every node when their waiting sets agree). ARGV[10] ms
+-- to keep it instead (`lock run --min-hold`): the hold ends now for the history, recorded as
+-- ARGV[6] says, and the lock that many ms from now, by its TTL (see below).
 -- returns 1 released (or kept) | 0 not held by the token
 -- Whenever the lock is free afterwards, waiters are woken even if nothing was released: a
 -- caller that gives up waiting may have taken the last wake-up, and passing it on costs one
@@ -24,30 +23,27 @@
 -- @lib lock
 local token, rwake, heartbeat = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local cap, who, how, exit_code, waited = tonumber(ARGV[4] or '0'), ARGV[5], ARGV[6] or '', ARGV[7], ARGV[8]
-local announce = ARGV[9] or ''
+local announce, kept = ARGV[9] or '', tonumber(ARGV[10] or '')
 local holder, present, held = lock_holder()
 local now = server_ms()
 local readers = lock_drop_expired(holder, now, cap, present)
+-- Kept: a reader's share is only lengthened (its end is recorded as `expired` when it
+-- lapses).
+if kept and holder ~= token then return lock_extend_reader(token, kept, now) and 1 or 0 end
+if how == 'lost' or how == 'timeout' then
+  history_add(KEYS[9], cap, how, who, 'token', token, 'exit_code', exit_code)
+end
 -- Kept: the writer's `released` is recorded now, with the exit code and how much longer the
 -- lock stays (kept_ms), and its take is closed, so that its lapse records no `expired`;
--- nobody is woken, the lock is still taken. A reader's share is only lengthened: its end is
--- recorded as `expired` when it lapses.
-if how == 'kept' then
-  local kept = tonumber(ARGV[10])
-  if holder ~= token then return lock_extend_reader(token, kept, now) and 1 or 0 end
+-- nobody is woken, the lock is still taken.
+if kept then
   redis.call('PEXPIRE', KEYS[1], kept)
-  if ARGV[11] == '1' then
-    history_add(KEYS[9], cap, 'timeout', who, 'token', token, 'exit_code', exit_code)
-  end
   local at = tonumber(held[3] or '')
   history_add(KEYS[9], cap, 'released', held[2], 'token', token, 'fence', held[4],
               'held_ms', at and now - at, 'exit_code', exit_code, 'waited_ms', waited,
               'kept_ms', kept)
   history_close(KEYS[10])
   return 1
-end
-if how == 'lost' or how == 'timeout' then
-  history_add(KEYS[9], cap, how, who, 'token', token, 'exit_code', exit_code)
 end
 -- Calls on a key that does not exist are left out (they would find it empty); nothing here
 -- makes the waiting sets, the readers' set or the wake list before the last use of `present`.
