@@ -13,7 +13,8 @@
 -- Redlock's waiters listen there on every node; the one named tries at once, the others wait
 -- for it (the same one is named on every node when their waiting sets agree). ARGV[10] ms
 -- to keep it instead (`lock run --min-hold`): the hold ends now for the history, recorded as
--- ARGV[6] says, and the lock that many ms from now, by its TTL (see below).
+-- ARGV[6] says, and the lock (or the reader's share) that many ms from now, by its TTL or
+-- deadline (see below).
 -- returns 1 released (or kept) | 0 not held by the token
 -- Whenever the lock is free afterwards, waiters are woken even if nothing was released: a
 -- caller that gives up waiting may have taken the last wake-up, and passing it on costs one
@@ -27,11 +28,23 @@ local announce, kept = ARGV[9] or '', tonumber(ARGV[10] or '')
 local holder, present, held = lock_holder()
 local now = server_ms()
 local readers = lock_drop_expired(holder, now, cap, present)
--- Kept: a reader's share is only lengthened (its end is recorded as `expired` when it
--- lapses).
-if kept and holder ~= token then return lock_extend_reader(token, kept, now) and 1 or 0 end
 if how == 'lost' or how == 'timeout' then
   history_add(KEYS[9], cap, how, who, 'token', token, 'exit_code', exit_code)
+end
+-- Kept, a reader: its share is lengthened and its `released` recorded now, as a writer's
+-- below; the mark beside its identity tells lock_drop_expired that its lapse is no `expired`.
+if kept and holder ~= token then
+  local fence = lock_extend_reader(token, kept, now)
+  if not fence then return 0 end
+  local reader_who, at = string.match(redis.call('HGET', KEYS[8], token) or '', '^(.*)\31(%d+)$')
+  at = tonumber(at)
+  history_add(KEYS[9], cap, 'released', reader_who, 'token', token, 'mode', 'shared', 'fence', fence,
+              'held_ms', at and now - at, 'exit_code', exit_code, 'waited_ms', waited, 'kept_ms', kept)
+  if cap > 0 then
+    redis.call('HSET', KEYS[8], lock_kept_mark(token), '1')
+    redis.call('PEXPIRE', KEYS[8], redis.call('PTTL', KEYS[4]))
+  end
+  return 1
 end
 -- Kept: the writer's `released` is recorded now, with the exit code and how much longer the
 -- lock stays (kept_ms), and its take is closed, so that its lapse records no `expired`;
@@ -80,7 +93,7 @@ elseif present[4] and redis.call('ZREM', KEYS[4], token) == 1 then
               redis.call('HGET', KEYS[7], token), 'held_ms', at and now - at, 'exit_code', exit_code,
               'waited_ms', waited)
   redis.call('HDEL', KEYS[7], token)
-  redis.call('HDEL', KEYS[8], token)
+  redis.call('HDEL', KEYS[8], token, lock_kept_mark(token))
   released = 1
 elseif how == 'withdraw' then
   lock_record_busy(cap, who, token, waited)

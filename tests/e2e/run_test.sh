@@ -142,6 +142,19 @@ events=$(event_names "$OUT")
 assert_released_kept "$(sed -n 2p <<<"$OUT")" 0 1 "$hold"
 pass "--min-hold: history records released with kept_ms, no expired"
 
+# A reader kept by --min-hold: its share stays (a writer is refused), its `released` is
+# recorded when the command ends, and its lapse is no `expired` either.
+expect 3 "$RCOORD" lock run rcron --shared --min-hold "${hold}ms" -- sh -c 'exit 3'
+expect 1 "$RCOORD" lock acquire rcron
+wait_until $((hold / 1000 + 10)) bash -c "! '$RCOORD' lock status rcron" || fail "the kept share never ended"
+expect 0 "$RCOORD" lock run rcron -- true
+expect 0 "$RCOORD" history rcron --type lock -o json
+events=$(event_names "$OUT")
+[ "$events" = "acquired released busy acquired released" ] || fail "history of a --shared --min-hold run: $events"
+assert_released_kept "$(sed -n 2p <<<"$OUT")" 3 1 "$hold"
+[ "$(json_field "$(sed -n 2p <<<"$OUT")" mode)" = shared ] || fail "the kept share's release is not shared: $OUT"
+pass "--shared --min-hold: the reader's release recorded with kept_ms, its lapse no expired"
+
 # A waiter stopped (SIGSTOP) while the lock is handed to it reads the take's reply only
 # after its lease's stop point: the command must not start at all (it would run with no time
 # left to stop it before the lease ends). Exit 5, the lock given back.

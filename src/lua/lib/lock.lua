@@ -1,9 +1,17 @@
 -- lock: the key check every script of a lock shares (spliced in by cmake/EmbedLua.cmake). A
 -- lock is KEYS[1] lock hash, KEYS[2] fence counter, KEYS[3] writers' wake list, KEYS[4]
 -- readers zset, KEYS[5] waiting writers zset, KEYS[6] waiting readers zset, KEYS[7] readers'
--- fences hash, KEYS[8] readers' identities hash (token -> who .. '\31' .. acquired_at), KEYS[9]
+-- fences hash, KEYS[8] readers' identities hash (token -> who .. '\31' .. acquired_at; and
+-- lock_kept_mark(token) -> 1 for a share kept by --min-hold), KEYS[9]
 -- history stream, KEYS[10] the writer's open take (both lib/history.lua's, which the
 -- scripts splice in before this one).
+
+-- The field beside reader `token`'s identity in KEYS[8] that says its share was kept by
+-- --min-hold after its `released` was recorded (lock_release), so that its lapse is not
+-- recorded again. Its unit separator keeps it apart from every token.
+local function lock_kept_mark(token)
+  return token .. '\31kept'
+end
 
 -- The token of the writer that holds the lock, or false when no writer does; which keys of the
 -- lock exist (check_types' `present`); and the writer's hash, {token, who, acquired_at,
@@ -35,9 +43,12 @@ local function lock_drop_expired(holder, now, cap, present)
   local lapsed = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now)
   if #lapsed == 0 then return readers end
   for _, r in ipairs(lapsed) do
-    local who = string.match(redis.call('HGET', KEYS[8], r) or '', '^(.*)\31%d+$')
-    history_add(KEYS[9], cap, 'expired', who, 'token', r, 'mode', 'shared', 'fence',
-                redis.call('HGET', KEYS[7], r))
+    -- A share kept by --min-hold had its end recorded when it was kept.
+    if redis.call('HDEL', KEYS[8], lock_kept_mark(r)) == 0 then
+      local who = string.match(redis.call('HGET', KEYS[8], r) or '', '^(.*)\31%d+$')
+      history_add(KEYS[9], cap, 'expired', who, 'token', r, 'mode', 'shared', 'fence',
+                  redis.call('HGET', KEYS[7], r))
+    end
     redis.call('HDEL', KEYS[7], r)
     redis.call('HDEL', KEYS[8], r)
   end
