@@ -395,7 +395,8 @@ void report(Context& ctx, const std::string& name, const ConsumeOptions& opts,
     case queue::ConsumeEvent::Kind::kLostUnstarted:
       Printer::warn(fmt::format(
           "rcoord: the lease on message {} of queue '{}' was lost before the command could "
-          "start: {} (the command was not started; the message will be delivered again)",
+          "start: {} (the command was not started; the message is given back, this delivery "
+          "not counted)",
           m.id, name, e.lost_reason));
       return;
     case queue::ConsumeEvent::Kind::kTimedOut:

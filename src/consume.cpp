@@ -139,6 +139,9 @@ class Consumer {
     ++result_.handled;
     last_code_ = result.exit_code;
     if (result.lost) {
+      // Never started: back at once, as if not delivered, instead of waiting out the rest of
+      // its lease (a no-op when the lease was taken over meanwhile: the nack names the attempt).
+      if (!result.started) give_back_unstarted(m);
       on_event_({result.started ? ConsumeEvent::Kind::kLost : ConsumeEvent::Kind::kLostUnstarted, m,
                  result.lost_reason});
       return std::nullopt;

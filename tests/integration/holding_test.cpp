@@ -168,6 +168,36 @@ TEST_CASE_FIXTURE(HoldingFixture, "consume stops after max_messages with the las
   CHECK(r.handled == 2);
 }
 
+TEST_CASE_FIXTURE(HoldingFixture,
+                  "consume: a lease past its stop point at the start gives the message back") {
+  queue::push(conn, keys, "late", {"x"});
+  queue::ConsumeOptions o;
+  // A lease shorter than the kill grace and margin: its stop point has passed when the
+  // message arrives, as after a pause between the pop and its reply.
+  o.pop.ack_timeout = Millis(400);
+  std::string marker = "/tmp/rcoord-holding-" + std::to_string(getpid()) + "-late-message";
+  std::remove(marker.c_str());
+  o.supervise.command = {"touch", marker};
+  o.supervise.kill_grace = Millis(300);
+  o.supervise.margin = Millis(200);
+  o.max_messages = 1;
+  std::vector<queue::ConsumeEvent::Kind> kinds;
+  queue::consume(conn, keys, "late", o,
+                 [&](const queue::ConsumeEvent& e) { kinds.push_back(e.kind); });
+  REQUIRE(kinds.size() == 1);
+  CHECK(kinds.front() == queue::ConsumeEvent::Kind::kLostUnstarted);
+  CHECK(std::fopen(marker.c_str(), "r") == nullptr);  // the command never ran
+  // Ready again at once, its delivery not counted: the next pop is its first attempt.
+  auto s = queue::stats(conn, keys, "late");
+  CHECK(s.ready == 1);
+  CHECK(s.in_flight == 0);
+  queue::PopOptions pop;
+  pop.ack_timeout = Millis(3'000);
+  auto again = queue::pop(conn, keys, "late", pop);
+  REQUIRE(again.messages.size() == 1);
+  CHECK(again.messages.front().attempt == 1);
+}
+
 TEST_CASE_FIXTURE(HoldingFixture, "consume needs a lease per message") {
   queue::ConsumeOptions o;
   o.supervise.command = {"true"};
