@@ -43,6 +43,10 @@ void to_json(nlohmann::ordered_json& j, const Status& r) {
   j = {{"held", r.held},   {"name", r.name}, {"token", r.token},    {"ttl_ms", r.ttl_ms},
        {"fence", r.fence}, {"mode", r.mode}, {"readers", r.readers}};
   if (r.mode == "exclusive") cmd::add_holder(j, r.holder);
+  if (r.ended_at >= 0) {
+    j["ended_at"] = rfc3339(r.ended_at);
+    if (r.exit_code) j["exit_code"] = *r.exit_code;
+  }
   if (r.mode == "shared") {
     auto& holders = j["holders"] = nlohmann::ordered_json::array();
     for (const auto& reader : r.reader_list) {
@@ -57,6 +61,10 @@ std::string to_text(const Status& r) {
       "held: {}\nname: {}\ntoken: {}\nttl_ms: {}\nfence: {}\nmode: {}\nreaders: {}\n", r.held,
       escape_text(r.name), escape_text(r.token), r.ttl_ms, r.fence, r.mode, r.readers);
   if (r.mode == "exclusive") out += cmd::holder_lines(r.holder);
+  if (r.ended_at >= 0) {
+    out += fmt::format("ended_at: {}\n", rfc3339(r.ended_at));
+    if (r.exit_code) out += fmt::format("exit_code: {}\n", *r.exit_code);
+  }
   // One line per reader, as sem status lists its holders: its token, lease, since when, who.
   for (const auto& reader : r.reader_list) {
     out += fmt::format("reader: {} ttl_ms={}", escape_text(reader.token), reader.ttl_ms);

@@ -80,9 +80,18 @@ std::string held_by(const Holder& h, const std::string& token, std::int64_t ttl_
   return out + ", expires in " + seconds_text(ttl_ms);
 }
 
+// `; kept: its command ended 5m ago (exit 0)`: a `lock run --min-hold` whose holder is gone.
+std::string kept_since(const lock::Status& s) {
+  std::string out = "; kept: its command ended";
+  if (s.ended_ms >= 0) out += " " + format_elapsed(Millis(s.ended_ms)) + " ago";
+  if (s.exit_code) out += fmt::format(" (exit {})", *s.exit_code);
+  return out;
+}
+
 void show_lock(Object& o, const lock::Status& s) {
   if (s.mode == "exclusive") {
     o.state = fmt::format("{}, fence {}", held_by(s.holder, s.token, s.ttl_ms), s.fence);
+    if (s.ended_at >= 0) o.state += kept_since(s);
     o.holder = holder_name(s.holder, s.token);
     o.ttl_ms = s.ttl_ms;
     o.age_ms = s.held_ms;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 
 #include "errors.hpp"
 #include "lua_scripts.hpp"
@@ -168,7 +169,8 @@ Call status_call(const Keys& keys, std::string_view name) {
 }
 
 Status decode_status(const redisReply* r) {
-  if (r->type != REDIS_REPLY_ARRAY || r->elements < 9 || (r->elements - 9) % 5 != 0) {
+  constexpr std::size_t kHead = 12;  // the fields before the readers, 5 each
+  if (r->type != REDIS_REPLY_ARRAY || r->elements < kHead || (r->elements - kHead) % 5 != 0) {
     throw Error(kServer, "unexpected reply from the lock_status script");
   }
   Status s;
@@ -181,7 +183,12 @@ Status decode_status(const redisReply* r) {
   s.held_ms = reply_integer(r->element[5]);
   s.waiting = reply_integer(r->element[6]);
   s.holder = {unpack(reply_string(r->element[7])), reply_integer(r->element[8]), s.held_ms};
-  for (std::size_t i = 9; i + 4 < r->elements; i += 5) {
+  s.ended_at = reply_integer(r->element[9]);
+  s.ended_ms = reply_integer(r->element[10]);
+  if (std::string code = reply_string(r->element[11]); !code.empty()) {
+    s.exit_code = std::strtoll(code.c_str(), nullptr, 10);
+  }
+  for (std::size_t i = kHead; i + 4 < r->elements; i += 5) {
     Reader reader;
     reader.token = reply_string(r->element[i]);
     reader.ttl_ms = std::max<std::int64_t>(0, reply_integer(r->element[i + 1]));

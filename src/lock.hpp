@@ -118,6 +118,11 @@ struct Status {
   std::int64_t waiting = 0;   ///< writers and readers waiting for it
   Holder holder{};            ///< the writer's identity (exclusive)
   std::vector<Reader> reader_list{};  ///< the readers (shared; at most 100)
+  /// Kept by `lock run --min-hold` after its command ended: when it ended (server time, ms
+  /// since the epoch), how long ago, and its exit code; -1 / nullopt while the lock is not kept.
+  std::int64_t ended_at = -1;
+  std::int64_t ended_ms = -1;
+  std::optional<std::int64_t> exit_code{};
 };
 Status status(Connection& conn, const Keys& keys, std::string_view name);
 /// status() as a call for a pipeline of many objects (send_calls), and its reply decoded

@@ -48,8 +48,10 @@ if kept and holder ~= token then
 end
 -- Kept: the writer's `released` is recorded now, with the exit code and how much longer the
 -- lock stays (kept_ms), and its take is closed, so that its lapse records no `expired`;
--- nobody is woken, the lock is still taken.
+-- nobody is woken, the lock is still taken (its hash says since when it is only kept).
 if kept then
+  -- lock_status shows that the lock is only kept now: when the command ended, and its code.
+  redis.call('HSET', KEYS[1], 'ended_at', now, 'exit_code', exit_code or '')
   redis.call('PEXPIRE', KEYS[1], kept)
   local at = tonumber(held[3] or '')
   history_add(KEYS[9], cap, 'released', held[2], 'token', token, 'fence', held[4],

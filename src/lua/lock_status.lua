@@ -2,13 +2,16 @@
 -- lock_status: who holds the lock, for how long, and its fence.
 -- KEYS as lock_acquire (lock hash, fence counter, writers' wake list, readers zset, waiting
 -- writers zset, waiting readers zset, readers' fences hash, readers' identities hash).
--- returns {token, fence, ttl_ms, 'exclusive', 0, held_ms, waiting, who, acquired_at} held by a writer
---       | {'', last_fence, longest reader ttl_ms, 'shared', readers, -1, waiting, '', -1,
+-- returns {token, fence, ttl_ms, 'exclusive', 0, held_ms, waiting, who, acquired_at, ended_at,
+--          ended_ms, exit_code} held by a writer
+--       | {'', last_fence, longest reader ttl_ms, 'shared', readers, -1, waiting, '', -1, -1, -1, '',
 --          token1, ttl_ms1, who1, acquired_at1, held_ms1, token2, ...} by readers (at most 100 listed)
---       | {'', last_fence, 0, '', 0, -1, waiting, '', -1} free
+--       | {'', last_fence, 0, '', 0, -1, waiting, '', -1, -1, -1, ''} free
 -- held_ms: since the writer took it and acquired_at its server time (-1 when the take did not
 -- record when: an older rcoord); who: what the taker packed ('' from an older rcoord);
--- waiting: writers and readers waiting for it (their heartbeat not yet run out).
+-- waiting: writers and readers waiting for it (their heartbeat not yet run out); ended_at: when
+-- the command of the `lock run` that holds it ended, the lock kept by --min-hold since (server
+-- ms; -1 while it is not), ended_ms how long ago that was, and exit_code its code ('' unknown).
 -- @lib clock
 -- @lib history
 -- @lib lock
@@ -19,14 +22,18 @@ local waiting = redis.call('ZCOUNT', KEYS[5], '(' .. now, '+inf') + redis.call('
 if holder then
   local at = tonumber(held[3] or '')
   local held_ms = at and math.max(0, now - at) or -1
+  local kept = redis.call('HMGET', KEYS[1], 'ended_at', 'exit_code')
+  local ended_at = tonumber(kept[1] or '')
   return {holder, tonumber(held[4]), redis.call('PTTL', KEYS[1]), 'exclusive', 0, held_ms, waiting,
-          held[2] or '', at or -1}
+          held[2] or '', at or -1, ended_at or -1, ended_at and math.max(0, now - ended_at) or -1,
+          kept[2] or ''}
 end
 local last_fence = tonumber(redis.call('GET', KEYS[2]) or '0')
 local readers = redis.call('ZCOUNT', KEYS[4], '(' .. now, '+inf')
 if readers > 0 then
   local live = redis.call('ZRANGEBYSCORE', KEYS[4], '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 100)
-  local out = {'', last_fence, tonumber(live[#live]) - now, 'shared', readers, -1, waiting, '', -1}
+  local out = {'', last_fence, tonumber(live[#live]) - now, 'shared', readers, -1, waiting, '', -1,
+               -1, -1, ''}
   if readers > 100 then
     local last = redis.call('ZRANGE', KEYS[4], -1, -1, 'WITHSCORES')
     out[3] = tonumber(last[2]) - now
@@ -38,4 +45,4 @@ if readers > 0 then
   end
   return out
 end
-return {'', last_fence, 0, '', 0, -1, waiting, '', -1}
+return {'', last_fence, 0, '', 0, -1, waiting, '', -1, -1, -1, ''}

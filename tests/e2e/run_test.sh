@@ -128,6 +128,13 @@ expect 1 "$RCOORD" lock run cron -- touch "$TEST_TMP/cron-twice"
 expect 0 "$RCOORD" lock status cron --json
 ttl=$(json_field "$OUT" ttl_ms)
 [ "$ttl" -le "$hold" ] && [ "$ttl" -gt 0 ] || fail "min-hold TTL is $ttl"
+# Its status and ls say that the lock is only kept now: when its command ended, and its code.
+[ "$(json_field "$OUT" exit_code)" = 0 ] || fail "a kept lock's status has no exit_code 0: $OUT"
+json_field "$OUT" ended_at | grep -Eq '^[0-9-]{10}T[0-9:.]{12}Z$' || fail "no ended_at in: $OUT"
+expect 0 "$RCOORD" ls cron --type lock
+assert_contains "$OUT" "; kept: its command ended"
+assert_contains "$OUT" "ago (exit 0)"
+pass "--min-hold: status and ls say the lock is kept, since when and with what code"
 wait_until $((hold / 1000 + 10)) bash -c "! '$RCOORD' lock status cron" || fail "the min-hold lease never ended"
 expect 0 "$RCOORD" lock run cron -- true
 [ ! -e "$TEST_TMP/cron-twice" ] || fail "the second host ran inside --min-hold"
