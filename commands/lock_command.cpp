@@ -39,19 +39,29 @@ std::string to_text(const Extended& r) {
   return r.extended ? fmt::format("ttl_ms: {}", r.ttl_ms) : std::string{};
 }
 
+namespace {
+
+// ended_at and exit_code of a take kept by --min-hold after its command ended.
+void add_kept(nlohmann::ordered_json& j, const Kept& k) {
+  if (k.kept()) j["ended_at"] = rfc3339(k.ended_at);
+  if (k.exit_code) j["exit_code"] = *k.exit_code;
+}
+
+}  // namespace
+
 void to_json(nlohmann::ordered_json& j, const Status& r) {
   j = {{"held", r.held},   {"name", r.name}, {"token", r.token},    {"ttl_ms", r.ttl_ms},
        {"fence", r.fence}, {"mode", r.mode}, {"readers", r.readers}};
-  if (r.mode == "exclusive") cmd::add_holder(j, r.holder);
-  if (r.ended_at >= 0) {
-    j["ended_at"] = rfc3339(r.ended_at);
-    if (r.exit_code) j["exit_code"] = *r.exit_code;
+  if (r.mode == "exclusive") {
+    cmd::add_holder(j, r.holder);
+    add_kept(j, r.kept);
   }
   if (r.mode == "shared") {
     auto& holders = j["holders"] = nlohmann::ordered_json::array();
     for (const auto& reader : r.reader_list) {
       nlohmann::ordered_json one = {{"token", reader.token}, {"ttl_ms", reader.ttl_ms}};
       cmd::add_holder(one, reader.holder);
+      add_kept(one, reader.kept);
       holders.push_back(std::move(one));
     }
   }
@@ -60,14 +70,17 @@ std::string to_text(const Status& r) {
   std::string out = fmt::format(
       "held: {}\nname: {}\ntoken: {}\nttl_ms: {}\nfence: {}\nmode: {}\nreaders: {}\n", r.held,
       escape_text(r.name), escape_text(r.token), r.ttl_ms, r.fence, r.mode, r.readers);
-  if (r.mode == "exclusive") out += cmd::holder_lines(r.holder);
-  if (r.ended_at >= 0) {
-    out += fmt::format("ended_at: {}\n", rfc3339(r.ended_at));
-    if (r.exit_code) out += fmt::format("exit_code: {}\n", *r.exit_code);
+  if (r.mode == "exclusive") {
+    out += cmd::holder_lines(r.holder);
+    if (r.kept.kept()) out += fmt::format("ended_at: {}\n", rfc3339(r.kept.ended_at));
+    if (r.kept.exit_code) out += fmt::format("exit_code: {}\n", *r.kept.exit_code);
   }
-  // One line per reader, as sem status lists its holders: its token, lease, since when, who.
+  // One line per reader, as sem status lists its holders: its token, lease, since when (and
+  // when its command ended, if it is only kept), who.
   for (const auto& reader : r.reader_list) {
     out += fmt::format("reader: {} ttl_ms={}", escape_text(reader.token), reader.ttl_ms);
+    if (reader.kept.kept()) out += " ended_at=" + rfc3339(reader.kept.ended_at);
+    if (reader.kept.exit_code) out += fmt::format(" exit_code={}", *reader.kept.exit_code);
     out += cmd::holder_suffix(reader.holder) + '\n';
   }
   return out;

@@ -81,24 +81,32 @@ std::string held_by(const Holder& h, const std::string& token, std::int64_t ttl_
 }
 
 // `; kept: its command ended 5m ago (exit 0)`: a `lock run --min-hold` whose holder is gone.
-std::string kept_since(const lock::Status& s) {
+std::string kept_since(const lock::Kept& k) {
   std::string out = "; kept: its command ended";
-  if (s.ended_ms >= 0) out += " " + format_elapsed(Millis(s.ended_ms)) + " ago";
-  if (s.exit_code) out += fmt::format(" (exit {})", *s.exit_code);
+  if (k.ended_ms >= 0) out += " " + format_elapsed(Millis(k.ended_ms)) + " ago";
+  if (k.exit_code) out += fmt::format(" (exit {})", *k.exit_code);
   return out;
+}
+
+// `; 2 kept after their command ended` of a shared lock's listed readers, or nothing.
+std::string readers_kept(const lock::Status& s) {
+  auto kept = std::count_if(s.reader_list.begin(), s.reader_list.end(),
+                            [](const lock::Reader& r) { return r.kept.kept(); });
+  if (kept == 0) return {};
+  return fmt::format("; {} kept after {} command ended", kept, kept == 1 ? "its" : "their");
 }
 
 void show_lock(Object& o, const lock::Status& s) {
   if (s.mode == "exclusive") {
     o.state = fmt::format("{}, fence {}", held_by(s.holder, s.token, s.ttl_ms), s.fence);
-    if (s.ended_at >= 0) o.state += kept_since(s);
+    if (s.kept.kept()) o.state += kept_since(s.kept);
     o.holder = holder_name(s.holder, s.token);
     o.ttl_ms = s.ttl_ms;
     o.age_ms = s.held_ms;
     o.fingerprint = fmt::format("held {} {}", s.token, s.fence);
   } else if (s.mode == "shared") {
-    o.state = fmt::format("shared by {} reader(s) for up to {}, fence {}", s.readers,
-                          seconds_text(s.ttl_ms), s.fence);
+    o.state = fmt::format("shared by {} reader(s) for up to {}, fence {}{}", s.readers,
+                          seconds_text(s.ttl_ms), s.fence, readers_kept(s));
     o.holder = fmt::format("{} reader(s)", s.readers);
     o.ttl_ms = s.ttl_ms;
     o.fingerprint = fmt::format("shared {} {}", s.readers, s.fence);

@@ -168,9 +168,23 @@ Call status_call(const Keys& keys, std::string_view name) {
   return script_call(lua::kLockStatus, lock_keys(keys, name), {});
 }
 
+namespace {
+
+// ended_at, ended_ms and exit_code ('' unknown) of lock_status' reply, from element `at` on.
+Kept decode_kept(const redisReply* r, std::size_t at) {
+  Kept k{reply_integer(r->element[at]), reply_integer(r->element[at + 1])};
+  if (std::string code = reply_string(r->element[at + 2]); !code.empty()) {
+    k.exit_code = std::strtoll(code.c_str(), nullptr, 10);
+  }
+  return k;
+}
+
+}  // namespace
+
 Status decode_status(const redisReply* r) {
-  constexpr std::size_t kHead = 12;  // the fields before the readers, 5 each
-  if (r->type != REDIS_REPLY_ARRAY || r->elements < kHead || (r->elements - kHead) % 5 != 0) {
+  constexpr std::size_t kHead = 12;   // the fields before the readers
+  constexpr std::size_t kReader = 8;  // the fields of each reader
+  if (r->type != REDIS_REPLY_ARRAY || r->elements < kHead || (r->elements - kHead) % kReader != 0) {
     throw Error(kServer, "unexpected reply from the lock_status script");
   }
   Status s;
@@ -183,17 +197,14 @@ Status decode_status(const redisReply* r) {
   s.held_ms = reply_integer(r->element[5]);
   s.waiting = reply_integer(r->element[6]);
   s.holder = {unpack(reply_string(r->element[7])), reply_integer(r->element[8]), s.held_ms};
-  s.ended_at = reply_integer(r->element[9]);
-  s.ended_ms = reply_integer(r->element[10]);
-  if (std::string code = reply_string(r->element[11]); !code.empty()) {
-    s.exit_code = std::strtoll(code.c_str(), nullptr, 10);
-  }
-  for (std::size_t i = kHead; i + 4 < r->elements; i += 5) {
+  s.kept = decode_kept(r, 9);
+  for (std::size_t i = kHead; i + kReader <= r->elements; i += kReader) {
     Reader reader;
     reader.token = reply_string(r->element[i]);
     reader.ttl_ms = std::max<std::int64_t>(0, reply_integer(r->element[i + 1]));
     reader.holder = {unpack(reply_string(r->element[i + 2])), reply_integer(r->element[i + 3]),
                      reply_integer(r->element[i + 4])};
+    reader.kept = decode_kept(r, i + 5);
     s.reader_list.push_back(std::move(reader));
   }
   return s;

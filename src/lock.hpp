@@ -100,10 +100,20 @@ Extended extend(Connection& conn, const Keys& keys, std::string_view name, std::
                 Millis ttl);
 
 /// One reader of a shared lock.
+/// A take kept by `lock run --min-hold` after its command ended: when it ended (server time,
+/// ms since the epoch), how long ago, and its exit code; -1 / nullopt while it is not kept.
+struct Kept {
+  std::int64_t ended_at = -1;
+  std::int64_t ended_ms = -1;
+  std::optional<std::int64_t> exit_code{};
+  bool kept() const { return ended_at >= 0; }
+};
+
 struct Reader {
   std::string token;
   std::int64_t ttl_ms = 0;
   Holder holder{};
+  Kept kept{};
 };
 
 struct Status {
@@ -118,11 +128,7 @@ struct Status {
   std::int64_t waiting = 0;   ///< writers and readers waiting for it
   Holder holder{};            ///< the writer's identity (exclusive)
   std::vector<Reader> reader_list{};  ///< the readers (shared; at most 100)
-  /// Kept by `lock run --min-hold` after its command ended: when it ended (server time, ms
-  /// since the epoch), how long ago, and its exit code; -1 / nullopt while the lock is not kept.
-  std::int64_t ended_at = -1;
-  std::int64_t ended_ms = -1;
-  std::optional<std::int64_t> exit_code{};
+  Kept kept{};                        ///< the writer's take, kept by --min-hold (exclusive)
 };
 Status status(Connection& conn, const Keys& keys, std::string_view name);
 /// status() as a call for a pipeline of many objects (send_calls), and its reply decoded

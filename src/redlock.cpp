@@ -522,11 +522,7 @@ Status Redlock::status(std::string_view name) {
       if (h.held_ms > s.lock.holder.held_ms) s.lock.holder = h;
       s.lock.held_ms = s.lock.holder.held_ms;
       // Kept by --min-hold: every node was told at once; any that says so tells when.
-      if (one.value->ended_at >= 0 && s.lock.ended_at < 0) {
-        s.lock.ended_at = one.value->ended_at;
-        s.lock.ended_ms = one.value->ended_ms;
-        s.lock.exit_code = one.value->exit_code;
-      }
+      if (one.value->kept.kept() && !s.lock.kept.kept()) s.lock.kept = one.value->kept;
     }
   }
   return s;

@@ -32,7 +32,8 @@ if how == 'lost' or how == 'timeout' then
   history_add(KEYS[9], cap, how, who, 'token', token, 'exit_code', exit_code)
 end
 -- Kept, a reader: its share is lengthened and its `released` recorded now, as a writer's
--- below; the mark beside its identity tells lock_drop_expired that its lapse is no `expired`.
+-- below; the mark beside its identity (when the command ended, its code) tells lock_status
+-- that the share is only kept, and lock_drop_expired that its lapse is no `expired`.
 if kept and holder ~= token then
   local fence = lock_extend_reader(token, kept, now)
   if not fence then return 0 end
@@ -40,10 +41,8 @@ if kept and holder ~= token then
   at = tonumber(at)
   history_add(KEYS[9], cap, 'released', reader_who, 'token', token, 'mode', 'shared', 'fence', fence,
               'held_ms', at and now - at, 'exit_code', exit_code, 'waited_ms', waited, 'kept_ms', kept)
-  if cap > 0 then
-    redis.call('HSET', KEYS[8], lock_kept_mark(token), '1')
-    redis.call('PEXPIRE', KEYS[8], redis.call('PTTL', KEYS[4]))
-  end
+  redis.call('HSET', KEYS[8], lock_kept_mark(token), now .. '\31' .. (exit_code or ''))
+  redis.call('PEXPIRE', KEYS[8], redis.call('PTTL', KEYS[4]))
   return 1
 end
 -- Kept: the writer's `released` is recorded now, with the exit code and how much longer the

@@ -5,28 +5,40 @@
 -- returns {token, fence, ttl_ms, 'exclusive', 0, held_ms, waiting, who, acquired_at, ended_at,
 --          ended_ms, exit_code} held by a writer
 --       | {'', last_fence, longest reader ttl_ms, 'shared', readers, -1, waiting, '', -1, -1, -1, '',
---          token1, ttl_ms1, who1, acquired_at1, held_ms1, token2, ...} by readers (at most 100 listed)
+--          token1, ttl_ms1, who1, acquired_at1, held_ms1, ended_at1, ended_ms1, exit_code1,
+--          token2, ...} by readers (at most 100 listed)
 --       | {'', last_fence, 0, '', 0, -1, waiting, '', -1, -1, -1, ''} free
 -- held_ms: since the writer took it and acquired_at its server time (-1 when the take did not
 -- record when: an older rcoord); who: what the taker packed ('' from an older rcoord);
 -- waiting: writers and readers waiting for it (their heartbeat not yet run out); ended_at: when
--- the command of the `lock run` that holds it ended, the lock kept by --min-hold since (server
--- ms; -1 while it is not), ended_ms how long ago that was, and exit_code its code ('' unknown).
+-- the command of the `lock run` that holds it (or a reader's share) ended, kept by --min-hold
+-- since (server ms; -1 while it is not), ended_ms how long ago that was, and exit_code its code
+-- ('' unknown).
 -- @lib clock
 -- @lib history
 -- @lib lock
 -- @lib holder
 local holder, _, held = lock_holder()
+
+-- Appends ended_at, ended_ms and exit_code of a take kept since its command ended at `at`
+-- (nil: not kept) with `code`.
+local function push_kept(out, at, code, now)
+  at = tonumber(at or '')
+  table.insert(out, at or -1)
+  table.insert(out, at and math.max(0, now - at) or -1)
+  table.insert(out, at and code or '')
+end
+
 local now = server_ms()
 local waiting = redis.call('ZCOUNT', KEYS[5], '(' .. now, '+inf') + redis.call('ZCOUNT', KEYS[6], '(' .. now, '+inf')
 if holder then
   local at = tonumber(held[3] or '')
   local held_ms = at and math.max(0, now - at) or -1
+  local out = {holder, tonumber(held[4]), redis.call('PTTL', KEYS[1]), 'exclusive', 0, held_ms,
+               waiting, held[2] or '', at or -1}
   local kept = redis.call('HMGET', KEYS[1], 'ended_at', 'exit_code')
-  local ended_at = tonumber(kept[1] or '')
-  return {holder, tonumber(held[4]), redis.call('PTTL', KEYS[1]), 'exclusive', 0, held_ms, waiting,
-          held[2] or '', at or -1, ended_at or -1, ended_at and math.max(0, now - ended_at) or -1,
-          kept[2] or ''}
+  push_kept(out, kept[1], kept[2] or '', now)
+  return out
 end
 local last_fence = tonumber(redis.call('GET', KEYS[2]) or '0')
 local readers = redis.call('ZCOUNT', KEYS[4], '(' .. now, '+inf')
@@ -42,6 +54,9 @@ if readers > 0 then
     table.insert(out, live[i])
     table.insert(out, tonumber(live[i + 1]) - now)
     push_holder(out, KEYS[8], live[i], now)
+    local ended_at, code = string.match(redis.call('HGET', KEYS[8], lock_kept_mark(live[i])) or '',
+                                        '^(%d+)\31(.*)$')
+    push_kept(out, ended_at, code, now)
   end
   return out
 end

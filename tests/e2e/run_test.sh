@@ -153,6 +153,12 @@ pass "--min-hold: history records released with kept_ms, no expired"
 # recorded when the command ends, and its lapse is no `expired` either.
 expect 3 "$RCOORD" lock run rcron --shared --min-hold "${hold}ms" -- sh -c 'exit 3'
 expect 1 "$RCOORD" lock acquire rcron
+# status lists the reader with when its command ended and its code; ls counts it as kept
+expect 0 "$RCOORD" lock status rcron --json
+python3 -c 'import json,sys; r=json.loads(sys.argv[1])["holders"][0]; assert r["exit_code"] == 3 and r["ended_at"].endswith("Z"), r' \
+  "$OUT" || fail "the kept reader's status: $OUT"
+expect 0 "$RCOORD" ls rcron --type lock
+assert_contains "$OUT" "; 1 kept after its command ended"
 wait_until $((hold / 1000 + 10)) bash -c "! '$RCOORD' lock status rcron" || fail "the kept share never ended"
 expect 0 "$RCOORD" lock run rcron -- true
 expect 0 "$RCOORD" history rcron --type lock -o json
@@ -161,6 +167,7 @@ events=$(event_names "$OUT")
 assert_released_kept "$(sed -n 2p <<<"$OUT")" 3 1 "$hold"
 [ "$(json_field "$(sed -n 2p <<<"$OUT")" mode)" = shared ] || fail "the kept share's release is not shared: $OUT"
 pass "--shared --min-hold: the reader's release recorded with kept_ms, its lapse no expired"
+pass "--shared --min-hold: status and ls say the share is kept"
 
 # A waiter stopped (SIGSTOP) while the lock is handed to it reads the take's reply only
 # after its lease's stop point: the command must not start at all (it would run with no time

@@ -2,13 +2,14 @@
 -- lock is KEYS[1] lock hash, KEYS[2] fence counter, KEYS[3] writers' wake list, KEYS[4]
 -- readers zset, KEYS[5] waiting writers zset, KEYS[6] waiting readers zset, KEYS[7] readers'
 -- fences hash, KEYS[8] readers' identities hash (token -> who .. '\31' .. acquired_at; and
--- lock_kept_mark(token) -> 1 for a share kept by --min-hold), KEYS[9]
+-- lock_kept_mark(token) -> ended_at .. '\31' .. exit_code for a share kept by --min-hold), KEYS[9]
 -- history stream, KEYS[10] the writer's open take (both lib/history.lua's, which the
 -- scripts splice in before this one).
 
 -- The field beside reader `token`'s identity in KEYS[8] that says its share was kept by
 -- --min-hold after its `released` was recorded (lock_release), so that its lapse is not
--- recorded again. Its unit separator keeps it apart from every token.
+-- recorded again, and since when (lock_status). Its unit separator keeps it apart from every
+-- token.
 local function lock_kept_mark(token)
   return token .. '\31kept'
 end
