@@ -139,11 +139,12 @@ class Consumer {
     ++result_.handled;
     last_code_ = result.exit_code;
     if (result.lost) {
-      // Never started: back at once, as if not delivered, instead of waiting out the rest of
-      // its lease (a no-op when the lease was taken over meanwhile: the nack names the attempt).
-      if (!result.started) give_back_unstarted(m);
       on_event_({result.started ? ConsumeEvent::Kind::kLost : ConsumeEvent::Kind::kLostUnstarted, m,
                  result.lost_reason});
+      // Never started: back at once, as if not delivered, instead of waiting out the rest of
+      // its lease (a no-op when the lease was taken over meanwhile: the nack names the attempt).
+      // Reported first: a server that cannot be reached now ends the consumer (exit 3) here.
+      if (!result.started) give_back_unstarted(m);
       return std::nullopt;
     }
     if (result.timed_out) {

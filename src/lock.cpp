@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 
 #include "errors.hpp"
 #include "lua_scripts.hpp"
@@ -170,12 +169,10 @@ Call status_call(const Keys& keys, std::string_view name) {
 
 namespace {
 
-// ended_at, ended_ms and exit_code ('' unknown) of lock_status' reply, from element `at` on.
+// ended_at, ended_ms and exit_code (-1 unknown) of lock_status' reply, from element `at` on.
 Kept decode_kept(const redisReply* r, std::size_t at) {
   Kept k{reply_integer(r->element[at]), reply_integer(r->element[at + 1])};
-  if (std::string code = reply_string(r->element[at + 2]); !code.empty()) {
-    k.exit_code = std::strtoll(code.c_str(), nullptr, 10);
-  }
+  if (std::int64_t code = reply_integer(r->element[at + 2]); code >= 0) k.exit_code = code;
   return k;
 }
 

@@ -81,8 +81,8 @@ bool release(Connection& conn, const Keys& keys, std::string_view name, std::str
 /// Keeps the lock `rest` longer from now instead of giving it back (`lock run --min-hold`), if
 /// `token` holds it: a writer's history records `ending` now as release() would (`released`
 /// with kept_ms, a `timeout` first when the ending is one), and the lock then ends by its TTL
-/// with nothing more recorded; a reader's share is only lengthened. False when `token` does
-/// not hold it.
+/// with nothing more recorded; a reader's share the same way, by its deadline. lock_status
+/// shows such a take as kept (Kept). False when `token` does not hold it.
 bool keep(Connection& conn, const Keys& keys, std::string_view name, std::string_view token,
           const Ending& ending, Millis rest);
 
@@ -99,7 +99,6 @@ struct Extended {
 Extended extend(Connection& conn, const Keys& keys, std::string_view name, std::string_view token,
                 Millis ttl);
 
-/// One reader of a shared lock.
 /// A take kept by `lock run --min-hold` after its command ended: when it ended (server time,
 /// ms since the epoch), how long ago, and its exit code; -1 / nullopt while it is not kept.
 struct Kept {
@@ -109,6 +108,7 @@ struct Kept {
   bool kept() const { return ended_at >= 0; }
 };
 
+/// One reader of a shared lock.
 struct Reader {
   std::string token;
   std::int64_t ttl_ms = 0;

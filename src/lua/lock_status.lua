@@ -4,16 +4,16 @@
 -- writers zset, waiting readers zset, readers' fences hash, readers' identities hash).
 -- returns {token, fence, ttl_ms, 'exclusive', 0, held_ms, waiting, who, acquired_at, ended_at,
 --          ended_ms, exit_code} held by a writer
---       | {'', last_fence, longest reader ttl_ms, 'shared', readers, -1, waiting, '', -1, -1, -1, '',
+--       | {'', last_fence, longest reader ttl_ms, 'shared', readers, -1, waiting, '', -1, -1, -1, -1,
 --          token1, ttl_ms1, who1, acquired_at1, held_ms1, ended_at1, ended_ms1, exit_code1,
 --          token2, ...} by readers (at most 100 listed)
---       | {'', last_fence, 0, '', 0, -1, waiting, '', -1, -1, -1, ''} free
+--       | {'', last_fence, 0, '', 0, -1, waiting, '', -1, -1, -1, -1} free
 -- held_ms: since the writer took it and acquired_at its server time (-1 when the take did not
 -- record when: an older rcoord); who: what the taker packed ('' from an older rcoord);
 -- waiting: writers and readers waiting for it (their heartbeat not yet run out); ended_at: when
 -- the command of the `lock run` that holds it (or a reader's share) ended, kept by --min-hold
 -- since (server ms; -1 while it is not), ended_ms how long ago that was, and exit_code its code
--- ('' unknown).
+-- (-1 unknown).
 -- @lib clock
 -- @lib history
 -- @lib lock
@@ -26,7 +26,7 @@ local function push_kept(out, at, code, now)
   at = tonumber(at or '')
   table.insert(out, at or -1)
   table.insert(out, at and math.max(0, now - at) or -1)
-  table.insert(out, at and code or '')
+  table.insert(out, at and tonumber(code or '') or -1)
 end
 
 local now = server_ms()
@@ -37,7 +37,7 @@ if holder then
   local out = {holder, tonumber(held[4]), redis.call('PTTL', KEYS[1]), 'exclusive', 0, held_ms,
                waiting, held[2] or '', at or -1}
   local kept = redis.call('HMGET', KEYS[1], 'ended_at', 'exit_code')
-  push_kept(out, kept[1], kept[2] or '', now)
+  push_kept(out, kept[1], kept[2], now)
   return out
 end
 local last_fence = tonumber(redis.call('GET', KEYS[2]) or '0')
@@ -45,7 +45,7 @@ local readers = redis.call('ZCOUNT', KEYS[4], '(' .. now, '+inf')
 if readers > 0 then
   local live = redis.call('ZRANGEBYSCORE', KEYS[4], '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 100)
   local out = {'', last_fence, tonumber(live[#live]) - now, 'shared', readers, -1, waiting, '', -1,
-               -1, -1, ''}
+               -1, -1, -1}
   if readers > 100 then
     local last = redis.call('ZRANGE', KEYS[4], -1, -1, 'WITHSCORES')
     out[3] = tonumber(last[2]) - now
@@ -60,4 +60,4 @@ if readers > 0 then
   end
   return out
 end
-return {'', last_fence, 0, '', 0, -1, waiting, '', -1, -1, -1, ''}
+return {'', last_fence, 0, '', 0, -1, waiting, '', -1, -1, -1, -1}
