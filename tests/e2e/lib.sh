@@ -374,6 +374,13 @@ assert_released_kept() {
     [ "$kept" -le "${4:-$kept}" ] || fail "not the release of a hold kept ${3}ms+ with code $2: $1"
 }
 
+# assert_status_kept JSON CODE: JSON (`lock status --json`) is of a lock kept by --min-hold
+# after its command ended with CODE: it has that exit_code and an RFC 3339 ended_at.
+assert_status_kept() {
+  [ "$(json_field "$1" exit_code)" = "$2" ] || fail "a kept lock's status has no exit_code $2: $1"
+  json_field "$1" ended_at | grep -Eq '^[0-9-]{10}T[0-9:.]{12}Z$' || fail "no ended_at in: $1"
+}
+
 # json_field JSON FIELD: a top-level scalar field of a one-line JSON object.
 json_field() {
   python3 -c 'import json,sys; v=json.loads(sys.argv[1])[sys.argv[2]]; print(json.dumps(v) if isinstance(v,bool) else v)' "$1" "$2"
