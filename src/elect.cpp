@@ -241,6 +241,7 @@ Lease lease(Connection& conn, const Keys& keys, const Campaign& won, const std::
       [&conn, &keys, name = won.name, id = won.id, term = won.term, token, who = won.who,
        waited = won.waited_ms](const Ending& ending) {
         resign(conn, keys, name, {id, term, token, ending.of_taker(who, waited)});
+        return false;  // whether a candidate was woken is not told
       });
 }
 

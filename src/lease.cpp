@@ -6,7 +6,7 @@ namespace rcoord {
 
 Lease connection_lease(Connection& conn, Millis ttl, Lease::Clock::time_point taken_at,
                        std::function<bool()> renew,
-                       std::function<void(const Ending& ending)> give_back,
+                       std::function<bool(const Ending& ending)> give_back,
                        std::function<void(const Ending& ending, Millis rest)> keep) {
   Lease lease{ttl, taken_at, nullptr, nullptr, nullptr};
   lease.renew = [&conn, renew = std::move(renew)](Lease::Clock::time_point deadline) {
@@ -17,7 +17,7 @@ Lease connection_lease(Connection& conn, Millis ttl, Lease::Clock::time_point ta
                                                               Lease::Clock::time_point deadline) {
     ReplicaWaitSuspended no_wait(conn);
     DeadlineCap bounded(conn, deadline);
-    give_back(ending);
+    return give_back(ending);
   };
   if (keep) {
     lease.keep = [&conn, keep = std::move(keep)](const Ending& ending, Millis rest,

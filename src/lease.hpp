@@ -27,9 +27,10 @@ struct Lease {
   std::function<bool(Clock::time_point deadline)> renew;
   /// Gives it back: exact (by token), harmless when it is no longer ours, recording in the
   /// history how it ended (`ending`: the primitive adds who and the wait). Waits for no
-  /// replica acknowledgement and for nothing past `deadline`. Throws Error. Empty: it is
-  /// settled another way (a queue message is acked or nacked).
-  std::function<void(const Ending& ending, Clock::time_point deadline)> give_back;
+  /// replica acknowledgement and for nothing past `deadline`. Returns true when the give-back
+  /// woke someone waiting to take it next (false when none was, or the primitive cannot tell).
+  /// Throws Error. Empty: it is settled another way (a queue message is acked or nacked).
+  std::function<bool(const Ending& ending, Clock::time_point deadline)> give_back;
   /// Keeps it `rest` longer from now instead of giving it back (`lock run --min-hold`), as
   /// give_back waits; the history records the hold's end now (`ending`). Empty: it cannot be
   /// kept.
@@ -42,7 +43,7 @@ struct Lease {
 /// `conn` must outlive the lease.
 Lease connection_lease(Connection& conn, Millis ttl, Lease::Clock::time_point taken_at,
                        std::function<bool()> renew,
-                       std::function<void(const Ending& ending)> give_back,
+                       std::function<bool(const Ending& ending)> give_back,
                        std::function<void(const Ending& ending, Millis rest)> keep = {});
 
 }  // namespace rcoord

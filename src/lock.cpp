@@ -111,13 +111,19 @@ Acquired acquire(Connection& conn, const Keys& keys, std::string_view name,
   }
 }
 
-bool release(Connection& conn, const Keys& keys, std::string_view name, std::string_view token,
-             const Ending& ending, std::string_view announce_on) {
+Release release_waking(Connection& conn, const Keys& keys, std::string_view name,
+                       std::string_view token, const Ending& ending, std::string_view announce_on) {
   check_name("lock", name);
   Args args = release_args(keys, name, token, ending);
   if (!announce_on.empty()) args.emplace_back(announce_on);
   Reply r = eval(conn, lua::kLockRelease, lock_keys(keys, name), args);
-  return reply_integer(r.get()) == 1;
+  std::int64_t answer = reply_integer(r.get());  // 2: released, and a waiter woken
+  return {.released = answer >= 1, .woke = answer == 2};
+}
+
+bool release(Connection& conn, const Keys& keys, std::string_view name, std::string_view token,
+             const Ending& ending, std::string_view announce_on) {
+  return release_waking(conn, keys, name, token, ending, announce_on).released;
 }
 
 bool keep(Connection& conn, const Keys& keys, std::string_view name, std::string_view token,
@@ -232,7 +238,7 @@ Lease lease(Connection& conn, const Keys& keys, const Acquired& taken, Millis tt
       },
       [&conn, &keys, name = taken.name, token = taken.token, who = taken.who,
        waited = taken.waited_ms](const Ending& ending) {
-        release(conn, keys, name, token, ending.of_taker(who, waited));
+        return release_waking(conn, keys, name, token, ending.of_taker(who, waited)).woke;
       },
       [&conn, &keys, name = taken.name, token = taken.token, who = taken.who,
        waited = taken.waited_ms](const Ending& ending, Millis rest) {

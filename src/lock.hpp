@@ -78,6 +78,18 @@ Acquired acquire(Connection& conn, const Keys& keys, std::string_view name,
 bool release(Connection& conn, const Keys& keys, std::string_view name, std::string_view token,
              const Ending& ending = {}, std::string_view announce_on = {});
 
+/// What release_waking() did.
+struct Release {
+  bool released = false;  ///< `token` held it, and gave it back
+  bool woke = false;      ///< the give-back woke someone to take it next: a waiting writer, or
+                          ///< the waiting readers (false when it was not released)
+};
+
+/// release(), saying also whether the give-back woke a waiter.
+Release release_waking(Connection& conn, const Keys& keys, std::string_view name,
+                       std::string_view token, const Ending& ending = {},
+                       std::string_view announce_on = {});
+
 /// Keeps the lock `rest` longer from now instead of giving it back (`lock run --min-hold`), if
 /// `token` holds it: a writer's history records `ending` now as release() would (`released`
 /// with kept_ms, a `timeout` first when the ending is one), and the lock then ends by its TTL
@@ -154,7 +166,8 @@ Broken break_lock(Connection& conn, const Keys& keys, std::string_view name,
                   const std::string& who = {});
 
 /// The lease of the lock `taken` (acquired with a TTL of `ttl`), for a command run while
-/// holding it: renewed by extend() to `ttl`, given back by release(), kept by extend().
+/// holding it: renewed by extend() to `ttl`, given back by release() (saying whether that woke
+/// a waiter), kept by keep().
 /// `conn` and `keys` must outlive it.
 Lease lease(Connection& conn, const Keys& keys, const Acquired& taken, Millis ttl);
 

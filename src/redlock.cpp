@@ -595,6 +595,7 @@ Lease Redlock::lease(const Acquired& taken, Millis ttl) {
   held.give_back = [this, name, token, who = taken.lock.who, waited = taken.lock.waited_ms](
                        const Ending& ending, Lease::Clock::time_point) {
     release(name, token, ending.of_taker(who, waited));
+    return false;  // its waiters are woken by an announcement on each node: not counted
   };
   held.keep = [this, name, token, who = taken.lock.who, waited = taken.lock.waited_ms](
                   const Ending& ending, Millis rest, Lease::Clock::time_point deadline) {

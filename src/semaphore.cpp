@@ -165,6 +165,7 @@ Lease lease(Connection& conn, const Keys& keys, const Taken& taken, Millis ttl) 
       [&conn, &keys, name = taken.name, token = taken.token, who = taken.who,
        waited = taken.waited_ms](const Ending& ending) {
         release(conn, keys, name, token, ending.of_taker(who, waited));
+        return false;  // whether a waiter was woken is not told
       });
 }
 

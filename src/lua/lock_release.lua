@@ -15,7 +15,8 @@
 -- to keep it instead (`lock run --min-hold`): the hold ends now for the history, recorded as
 -- ARGV[6] says, and the lock (or the reader's share) that many ms from now, by its TTL or
 -- deadline (see below).
--- returns 1 released (or kept) | 0 not held by the token
+-- returns 1 released (or kept) | 2 released, and someone was woken to take it next (a waiting
+-- writer, or the waiting readers) | 0 not held by the token
 -- Whenever the lock is free afterwards, waiters are woken even if nothing was released: a
 -- caller that gives up waiting may have taken the last wake-up, and passing it on costs one
 -- spurious retry at most.
@@ -100,19 +101,24 @@ elseif how == 'withdraw' then
   lock_record_busy(cap, who, token, waited)
 end
 
+local woken = false
 if not holder then
+  local writers = present[5] and redis.call('ZCARD', KEYS[5]) or 0
   if readers == 0 then  -- free: one writer may go
     if present[3] then redis.call('DEL', KEYS[3]) end
     redis.call('RPUSH', KEYS[3], '1')
     redis.call('PEXPIRE', KEYS[3], 60000)
+    woken = writers > 0
   end
   -- No writer waits: every reader may go.
-  if present[6] and (not present[5] or redis.call('ZCARD', KEYS[5]) == 0) then
+  if present[6] and writers == 0 then
     for _, r in ipairs(redis.call('ZRANGE', KEYS[6], 0, -1)) do
       redis.call('DEL', rwake .. r)
       redis.call('RPUSH', rwake .. r, '1')
       redis.call('PEXPIRE', rwake .. r, heartbeat * 2)
+      woken = true
     end
   end
 end
+if released == 1 and woken then return 2 end
 return released

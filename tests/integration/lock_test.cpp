@@ -121,6 +121,26 @@ TEST_CASE_FIXTURE(LockFixture, "a waiter is woken by the release, not by polling
   CHECK(waiter.fence == holder.fence + 1);
 }
 
+TEST_CASE_FIXTURE(LockFixture, "a give-back says whether it woke a waiting writer") {
+  auto first = lock::acquire(conn, keys, "tell", {});
+  REQUIRE(first.acquired);
+  auto alone = lock::release_waking(conn, keys, "tell", first.token);
+  CHECK(alone.released);
+  CHECK_FALSE(alone.woke);  // nobody waits
+
+  auto second = lock::acquire(conn, keys, "tell", {});
+  REQUIRE(second.acquired);
+  lock::AcquireOptions enlisted;  // busy, and entered among the waiting writers
+  enlisted.enlist = true;
+  auto waiter = lock::acquire(conn, keys, "tell", enlisted);
+  REQUIRE_FALSE(waiter.acquired);
+  CHECK_FALSE(lock::release_waking(conn, keys, "tell", "not-the-token").woke);
+  auto handed = lock::release_waking(conn, keys, "tell", second.token);
+  CHECK(handed.released);
+  CHECK(handed.woke);
+  CHECK(lock::release(conn, keys, "tell", second.token) == false);  // once only
+}
+
 TEST_CASE_FIXTURE(LockFixture, "a waiter gives up after --wait and reports the holder") {
   REQUIRE(lock::acquire(conn, keys, "busy", {Millis(600'000), std::nullopt, ""}).acquired);
   auto start = std::chrono::steady_clock::now();

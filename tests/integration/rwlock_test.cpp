@@ -96,6 +96,29 @@ TEST_CASE_FIXTURE(RwFixture, "a writer's release wakes every waiting reader") {
   CHECK(lock::status(conn, keys, "wake").readers == 3);
 }
 
+TEST_CASE_FIXTURE(RwFixture, "a give-back says whether it woke readers or a writer") {
+  auto w = lock::acquire(conn, keys, "tell", writer());
+  REQUIRE(w.acquired);
+  auto enlisted = reader();
+  enlisted.enlist = true;  // busy, and entered among the waiting readers
+  REQUIRE_FALSE(lock::acquire(conn, keys, "tell", enlisted).acquired);
+  CHECK(lock::release_waking(conn, keys, "tell", w.token).woke);  // the readers may go
+
+  auto r1 = lock::acquire(conn, keys, "tell", reader());
+  auto r2 = lock::acquire(conn, keys, "tell", reader());
+  REQUIRE(r1.acquired);
+  REQUIRE(r2.acquired);
+  auto waiting_writer = writer();
+  waiting_writer.enlist = true;
+  REQUIRE_FALSE(lock::acquire(conn, keys, "tell", waiting_writer).acquired);
+  auto first_out = lock::release_waking(conn, keys, "tell", r1.token);
+  CHECK(first_out.released);
+  CHECK_FALSE(first_out.woke);  // r2 still reads: the writer waits on
+  auto last_out = lock::release_waking(conn, keys, "tell", r2.token);
+  CHECK(last_out.released);
+  CHECK(last_out.woke);
+}
+
 TEST_CASE_FIXTURE(RwFixture, "readers extend, expire and are broken like writers") {
   auto o = reader();
   o.ttl = Millis(300);
