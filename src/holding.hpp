@@ -25,7 +25,8 @@ struct HoldingOptions {
   /// The process has nothing urgent left once it has given back (a `run` verb exits right
   /// after): when the give-back woke someone waiting to take it next, what remains runs at the
   /// lowest CPU priority (nice 19), so that on a busy host the next holder's start does not
-  /// queue behind this process's exit. For a process that ends after run_holding only.
+  /// queue behind this process's exit (a lease that cannot tell whether it woke anyone, as a
+  /// Redlock's or a leadership's, never yields). For a process that ends after run_holding only.
   bool yield_after_give_back = false;
 };
 

@@ -15,6 +15,13 @@
 
 namespace rcoord {
 
+/// What a give-back did: whether it gave anything back, and whether that woke someone
+/// waiting to take it next.
+struct GivenBack {
+  bool released = false;  ///< the token held it, and gave it back
+  bool woke = false;      ///< and the give-back woke a waiter that may now take it
+};
+
 struct Lease {
   using Clock = std::chrono::steady_clock;
   /// The lease length as the server counts it.

@@ -111,8 +111,9 @@ Acquired acquire(Connection& conn, const Keys& keys, std::string_view name,
   }
 }
 
-Release release_waking(Connection& conn, const Keys& keys, std::string_view name,
-                       std::string_view token, const Ending& ending, std::string_view announce_on) {
+GivenBack release_waking(Connection& conn, const Keys& keys, std::string_view name,
+                         std::string_view token, const Ending& ending,
+                         std::string_view announce_on) {
   check_name("lock", name);
   Args args = release_args(keys, name, token, ending);
   if (!announce_on.empty()) args.emplace_back(announce_on);

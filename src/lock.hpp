@@ -78,17 +78,11 @@ Acquired acquire(Connection& conn, const Keys& keys, std::string_view name,
 bool release(Connection& conn, const Keys& keys, std::string_view name, std::string_view token,
              const Ending& ending = {}, std::string_view announce_on = {});
 
-/// What release_waking() did.
-struct Release {
-  bool released = false;  ///< `token` held it, and gave it back
-  bool woke = false;      ///< the give-back woke someone to take it next: a waiting writer, or
-                          ///< the waiting readers (false when it was not released)
-};
-
-/// release(), saying also whether the give-back woke a waiter.
-Release release_waking(Connection& conn, const Keys& keys, std::string_view name,
-                       std::string_view token, const Ending& ending = {},
-                       std::string_view announce_on = {});
+/// release(), saying also whether the give-back woke someone to take the lock next: a waiting
+/// writer, or the waiting readers.
+GivenBack release_waking(Connection& conn, const Keys& keys, std::string_view name,
+                         std::string_view token, const Ending& ending = {},
+                         std::string_view announce_on = {});
 
 /// Keeps the lock `rest` longer from now instead of giving it back (`lock run --min-hold`), if
 /// `token` holds it: a writer's history records `ending` now as release() would (`released`

@@ -99,14 +99,20 @@ Taken take(Connection& conn, const Keys& keys, std::string_view name, const Take
   }
 }
 
-bool release(Connection& conn, const Keys& keys, std::string_view name, std::string_view token,
-             const Ending& ending) {
+GivenBack release_waking(Connection& conn, const Keys& keys, std::string_view name,
+                         std::string_view token, const Ending& ending) {
   check_name("semaphore", name);
   Args args{std::string(token), wake_prefix(keys, name), std::to_string(kTicketLife.count())};
   Args recorded = history::ending_args(keys, ending);
   args.insert(args.end(), recorded.begin(), recorded.end());
   Reply r = eval(conn, lua::kSemRelease, sem_keys(keys, name), args);
-  return reply_integer(r.get()) == 1;
+  std::int64_t answer = reply_integer(r.get());  // 2: released, and a waiter woken
+  return {.released = answer >= 1, .woke = answer == 2};
+}
+
+bool release(Connection& conn, const Keys& keys, std::string_view name, std::string_view token,
+             const Ending& ending) {
+  return release_waking(conn, keys, name, token, ending).released;
 }
 
 bool refresh(Connection& conn, const Keys& keys, std::string_view name, std::string_view token,
@@ -164,8 +170,7 @@ Lease lease(Connection& conn, const Keys& keys, const Taken& taken, Millis ttl) 
       },
       [&conn, &keys, name = taken.name, token = taken.token, who = taken.who,
        waited = taken.waited_ms](const Ending& ending) {
-        release(conn, keys, name, token, ending.of_taker(who, waited));
-        return false;  // whether a waiter was woken is not told
+        return release_waking(conn, keys, name, token, ending.of_taker(who, waited)).woke;
       });
 }
 

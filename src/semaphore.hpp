@@ -64,12 +64,17 @@ Taken take(Connection& conn, const Keys& keys, std::string_view name, const Take
 bool release(Connection& conn, const Keys& keys, std::string_view name, std::string_view token,
              const Ending& ending = {});
 
+/// release(), saying also whether the give-back woke a queued waiter that now fits.
+GivenBack release_waking(Connection& conn, const Keys& keys, std::string_view name,
+                         std::string_view token, const Ending& ending = {});
+
 /// Extends a live holder's lease to `ttl` from now. False if `token` holds nothing.
 bool refresh(Connection& conn, const Keys& keys, std::string_view name, std::string_view token,
              Millis ttl);
 
 /// The lease of the permits `taken` (with a TTL of `ttl`), for a command run while holding
-/// them: renewed by refresh() to `ttl`, given back by release(). `conn` and `keys` must
+/// them: renewed by refresh() to `ttl`, given back by release() (saying whether that woke a
+/// waiter). `conn` and `keys` must
 /// outlive it.
 Lease lease(Connection& conn, const Keys& keys, const Taken& taken, Millis ttl);
 

@@ -5,7 +5,8 @@
 -- 'withdraw': a waiter that gives up, recorded as `busy` when it held nothing, 'lost' or
 -- 'timeout': a `run` form, recorded first), ARGV[7] a `run` form's exit code (''), ARGV[8] ms
 -- its take waited ('')
--- returns 1 released | 0 the token held nothing (a queued ticket is withdrawn all the same)
+-- returns 1 released | 2 released, and a queued waiter that now fits was woken | 0 the token
+-- held nothing (a queued ticket is withdrawn all the same)
 -- @lib clock
 -- @lib history
 -- @lib sem
@@ -42,6 +43,7 @@ redis.call('DEL', wake_prefix .. token)
 local limit = tonumber(redis.call('HGET', meta, 'limit') or '0')
 local room = limit
 for _, v in ipairs(redis.call('HVALS', permits)) do room = room - tonumber(v) end
+local woken = false
 for _, t in ipairs(redis.call('ZRANGE', queue, 0, -1)) do
   room = room - tonumber(redis.call('HGET', wants, t) or '1')
   if room < 0 then break end
@@ -49,5 +51,7 @@ for _, t in ipairs(redis.call('ZRANGE', queue, 0, -1)) do
   redis.call('DEL', wake)
   redis.call('RPUSH', wake, '1')
   redis.call('PEXPIRE', wake, heartbeat * 2)
+  woken = true
 end
+if released == 1 and woken then return 2 end
 return released

@@ -103,19 +103,25 @@ TEST_CASE_FIXTURE(SemFixture, "a waiter is woken by the release and then leaves 
   // Released as soon as the waiter is seen blocked: a heartbeat retry would come 1 s after it
   // began to wait, so a wake-up well within that is the release's.
   std::chrono::steady_clock::time_point released;
+  rcoord::GivenBack given;
   std::thread releaser([&] {
     auto other = rcoord::test::shared_server().connect();
     CHECK(rcoord::test::wait_blocked(other, 1));
     released = std::chrono::steady_clock::now();
-    sem::release(other, keys, "w", holder.token);
+    given = sem::release_waking(other, keys, "w", holder.token);
   });
   auto o = limit(1);
   o.wait = Millis(10'000);
   auto r = sem::take(conn, keys, "w", o);
   auto woken = std::chrono::steady_clock::now();
   releaser.join();
+  CHECK(given.released);
+  CHECK(given.woke);  // the release says it woke the waiter
   CHECK(r.acquired);
   CHECK(woken - released < rcoord::test::scaled(800ms));
+  auto alone = sem::release_waking(conn, keys, "w", r.token);
+  CHECK(alone.released);
+  CHECK_FALSE(alone.woke);  // nobody waits now
   CHECK(sem::status(conn, keys, "w").waiting == 0);
 }
 
