@@ -26,7 +26,7 @@ struct HoldingOptions {
   /// after): when the give-back woke someone waiting to take it next, what remains runs at the
   /// lowest CPU priority (nice 19), so that on a busy host the next holder's start does not
   /// queue behind this process's exit (a lease that cannot tell whether it woke anyone, as a
-  /// Redlock's or a leadership's, never yields). For a process that ends after run_holding only.
+  /// leadership's, never yields). For a process that ends after run_holding only.
   bool yield_after_give_back = false;
 };
 

@@ -412,10 +412,14 @@ Released Redlock::release(std::string_view name, std::string_view token, const E
   check_name("lock", name);
   std::string channel = lock::released_channel(keys_, name);
   auto results = on_all(conns_, [&](std::size_t, Connection& c) {
-    return lock::release(c, keys_, name, token, ending, channel);
+    return lock::release_waking(c, keys_, name, token, ending, channel);
   });
   Released r{false, std::string(name), nodes(), quorum(), 0};
-  for (const auto& one : results) r.released_on += one.answered() && *one.value ? 1 : 0;
+  for (const auto& one : results) {
+    if (!one.answered()) continue;
+    r.released_on += one.value->released ? 1 : 0;
+    r.woke = r.woke || one.value->woke;
+  }
   require_quorum(conns_, results);
   r.released = r.released_on > 0;
   return r;
@@ -594,8 +598,7 @@ Lease Redlock::lease(const Acquired& taken, Millis ttl) {
   // Every node has a short timeout of its own: a give-back never waits long.
   held.give_back = [this, name, token, who = taken.lock.who, waited = taken.lock.waited_ms](
                        const Ending& ending, Lease::Clock::time_point) {
-    release(name, token, ending.of_taker(who, waited));
-    return false;  // its waiters are woken by an announcement on each node: not counted
+    return release(name, token, ending.of_taker(who, waited)).woke;
   };
   held.keep = [this, name, token, who = taken.lock.who, waited = taken.lock.waited_ms](
                   const Ending& ending, Millis rest, Lease::Clock::time_point deadline) {

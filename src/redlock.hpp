@@ -54,6 +54,7 @@ struct Released {
   int nodes = 0;
   int quorum = 0;
   int released_on = 0;
+  bool woke = false;  ///< (not printed) the give-back woke a waiter on some node
 };
 struct Broken {
   lock::Broken lock;

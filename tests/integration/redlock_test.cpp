@@ -203,7 +203,9 @@ TEST_CASE("every node announces a holder's give-back, naming the waiter to go fi
   REQUIRE(held.lock.acquired);
   CHECK_FALSE(rl.release("a", "not-the-holder").released);
   for (auto& sub : subs) CHECK(sub.sync().empty());
-  CHECK(rl.release("a", held.lock.token).released);
+  auto alone = rl.release("a", held.lock.token);
+  CHECK(alone.released);
+  CHECK_FALSE(alone.woke);
   for (auto& sub : subs) {
     auto m = sub.next(rcoord::test::scaled(2000ms));
     REQUIRE(m.has_value());
@@ -222,7 +224,9 @@ TEST_CASE("every node announces a holder's give-back, naming the waiter to go fi
       CHECK_FALSE(lock::acquire(conn, c.keys, "a", busy).acquired);
     }
   }
-  CHECK(rl.release("a", held.lock.token).released);
+  auto handed = rl.release("a", held.lock.token);
+  CHECK(handed.released);
+  CHECK(handed.woke);  // a waiter was woken: `lock run` on a Redlock yields the CPU then
   for (auto& sub : subs) {
     auto m = sub.next(rcoord::test::scaled(2000ms));
     REQUIRE(m.has_value());
