@@ -196,8 +196,10 @@ pass "a take answered past the lease's stop point (the waiter was stopped) runs 
 # the next holder; with nobody waiting it leaves its priority alone. strace sees it: the process
 # is gone before anything else could look at its priority.
 command -v strace >/dev/null || fail "strace is needed (scripts/test installs it)"
-strace -f -qq -e trace=setpriority -e signal=none -o "$TEST_TMP/yield-trace" \
-  "$RCOORD" lock run yield -- sh -c "until [ -e '$TEST_TMP/yield-go' ]; do sleep 0.05; done" &
+# LeakSanitizer cannot run under ptrace: a sanitized build is traced with it off.
+untraced_leaks="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+ASAN_OPTIONS=$untraced_leaks strace -f -qq -e trace=setpriority -e signal=none \
+  -o "$TEST_TMP/yield-trace" "$RCOORD" lock run yield -- sh -c "until [ -e '$TEST_TMP/yield-go' ]; do sleep 0.05; done" &
 holder=$!
 track $holder
 wait_until 20 "$RCOORD" lock status yield || fail "the holder never took the lock"
@@ -210,7 +212,8 @@ wait $holder || fail "the holder's lock run failed"
 wait $waiter || fail "the waiter's lock run failed"
 grep -qE 'setpriority\(PRIO_PROCESS, 0, 19\) += 0' "$TEST_TMP/yield-trace" ||
   fail "a release that woke a waiter did not yield: $(cat "$TEST_TMP/yield-trace")"
-strace -f -qq -e trace=setpriority -e signal=none -o "$TEST_TMP/alone-trace" "$RCOORD" lock run yield -- true ||
+ASAN_OPTIONS=$untraced_leaks strace -f -qq -e trace=setpriority -e signal=none \
+  -o "$TEST_TMP/alone-trace" "$RCOORD" lock run yield -- true ||
   fail "a lock run with nobody waiting failed"
 ! grep -q setpriority "$TEST_TMP/alone-trace" ||
   fail "a release that woke nobody changed the priority: $(cat "$TEST_TMP/alone-trace")"
