@@ -417,7 +417,11 @@ class Supervisor {
         if (group_alive()) {
           stop_stragglers();
         } else {
+          // Nothing of the group is left, not even a zombie (one stays a member until
+          // reaped): no wait more on the way to the give-back. A child that left the group
+          // (setsid) is reaped by the next call, or by init once rcoord exits.
           group_gone_ = true;
+          return;
         }
       }
     }
