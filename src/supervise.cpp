@@ -148,26 +148,73 @@ int run_command(void* arg) {
   _exit(err == ENOENT ? 127 : 126);
 }
 
+// The stack the command's process runs on from clone to exec (execvpe's PATH search and its
+// fallback to /bin/sh use it). It is mapped once per process and kept, since rcoord is
+// suspended while the child runs on it and a consumer's next commands reuse it; it is not
+// passed on to the guard (MADV_DONTFORK), so its pages stay rcoord's alone, and its top pages
+// are populated now (by the kernel: no access of ours, which a sanitizer would check against
+// what an earlier mapping at the same address left): a start after a take pays neither the
+// mapping nor their first faults. Returns its top, or nullptr with errno.
+char* map_child_stack() {
+  constexpr std::size_t kStackBytes = std::size_t{256} * 1024;
+  constexpr std::size_t kTouchedBytes = std::size_t{16} * 1024;  // more than clone to exec uses
+  void* base = mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (base == MAP_FAILED) return nullptr;
+  madvise(base, kStackBytes, MADV_DONTFORK);
+  char* top = static_cast<char*>(base) + kStackBytes;
+  // Before Linux 5.14 this fails (EINVAL): those pages then fault in at the first start.
+  madvise(top - kTouchedBytes, kTouchedBytes, MADV_POPULATE_WRITE);
+  return top;
+}
+
+// What supervising needs of the process (prepare_supervision), and which process it was done
+// for: a process forked from one that prepared (tests do) has no subreaper flag and no
+// command stack of its own, and prepares again.
+struct Prepared {
+  pid_t process = 0;
+  char* stack_top = nullptr;  ///< map_child_stack()'s; nullptr: mapped again at the start
+};
+
+Prepared& prepared() {
+  static Prepared state;
+  return state;
+}
+
+// What supervising needs of the process, done once, before the guard exists: rcoord's own
+// signal handling (signals::install, which records the mask the command gets back), SIGCHLD
+// blocked, as it is taken with sigtimedwait, and not ignored (an inherited SIG_IGN would reap
+// the child behind our back), rcoord a subreaper (members of the command's group whose parent
+// dies come to us, not to init: we reap them, and their group is seen to empty), and the
+// command's stack. A run form that waits does it before it waits (start_guard), so that
+// between the take's answer and the command's start only what needs that answer is done.
+void prepare_supervision() {
+  Prepared& state = prepared();
+  pid_t self = getpid();
+  if (state.process == self) return;
+  signals::install();
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &chld, nullptr);
+  signal(SIGCHLD, SIG_DFL);
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  state.stack_top = map_child_stack();
+  state.process = self;
+}
+
 // Starts the command as fork and exec would, without copying rcoord's page tables: the
 // process shares rcoord's memory (CLONE_VM) while rcoord waits (CLONE_VFORK) until it execs,
 // as posix_spawn does. A fork here made each `lock run` about 0.1 ms slower (its copy, then
 // copy-on-write faults in rcoord), on the path from taking the lock to the command running.
 // posix_spawn itself cannot set the death signal. The child names its group in
-// `guard_group` (ChildPlan). Returns the pid, or -1 with errno.
-pid_t spawn_command(const SuperviseOptions& opts, pid_t supervisor,
-                    std::atomic<std::int32_t>* guard_group) {
-  ChildPlan plan = plan_child(opts, supervisor, guard_group);
-  // execvpe's PATH search and its fallback to /bin/sh use the stack.
-  constexpr std::size_t kStackBytes = std::size_t{256} * 1024;
-  void* stack = mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-  if (stack == MAP_FAILED) return -1;
-  pid_t pid = clone(run_command, static_cast<char*>(stack) + kStackBytes,
-                    CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
-  int err = errno;
-  munmap(stack, kStackBytes);  // the child has exec'd or exited: its stack is unused
-  errno = err;
-  return pid;
+// `guard_group` (ChildPlan). After prepare_supervision(). Returns the pid, or -1 with errno.
+pid_t spawn_command(const SuperviseOptions& opts, std::atomic<std::int32_t>* guard_group) {
+  Prepared& state = prepared();
+  ChildPlan plan = plan_child(opts, state.process, guard_group);
+  if (state.stack_top == nullptr) state.stack_top = map_child_stack();
+  if (state.stack_top == nullptr) return -1;
+  return clone(run_command, state.stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
 }
 
 // The guard: a small process that outlives rcoord to kill the command's whole group if
@@ -586,23 +633,16 @@ Millis guard_check_every(Millis ttl, Millis kill_grace, Millis margin) {
   return std::max(Millis(0), ttl - kill_grace - margin) / 2;
 }
 
-void start_guard(Millis check_every) { Guard::instance(check_every); }
+void start_guard(Millis check_every) {
+  prepare_supervision();
+  Guard::instance(check_every);
+}
 
 SuperviseResult supervise(const SuperviseOptions& opts, Lease& lease) {
   if (opts.command.empty()) {
     throw Error(kUsage, "no command to run", "put the command after --, e.g. -- ./backup.sh");
   }
-  signals::install();
-  // SIGCHLD is taken with sigtimedwait, so it must be blocked before the child exists.
-  sigset_t chld;
-  sigemptyset(&chld);
-  sigaddset(&chld, SIGCHLD);
-  sigprocmask(SIG_BLOCK, &chld, nullptr);
-  signal(SIGCHLD, SIG_DFL);  // an inherited SIG_IGN would reap the child behind our back
-  // Members of the command's group whose parent dies come to us, not to init: we reap them,
-  // and their group is seen to empty.
-  prctl(PR_SET_CHILD_SUBREAPER, 1);
-
+  prepare_supervision();
   // First: the command inherits nothing of it.
   Guard& guard = Guard::instance(guard_check_every(lease.ttl, opts.kill_grace, opts.margin));
   Supervisor supervisor(opts, lease, guard);
@@ -611,7 +651,7 @@ SuperviseResult supervise(const SuperviseOptions& opts, Lease& lease) {
   // what the command writes to the same stream.
   std::fflush(nullptr);
   Guarded guarded(guard, supervisor.kill_by());
-  pid_t child = spawn_command(opts, getpid(), guarded.group());
+  pid_t child = spawn_command(opts, guarded.group());
   if (child < 0) {
     throw Error(kServer, fmt::format("cannot start the command: {}", std::strerror(errno)),
                 "check the process limits (ulimit -u)");
