@@ -253,8 +253,11 @@ int exec_guard_child(void* arg) {
                 dup2(null, STDERR_FILENO) >= 0 && dup2(pipe_end, 3) >= 0 && dup2(shared, 4) >= 0;
   if (placed) {
     auto p = static_cast<unsigned>(program);
-    ::close_range(5, p - 1, 0);
-    ::close_range(p + 1, ~0U, 0);
+    if (::close_range(5, p - 1, 0) != 0 || ::close_range(p + 1, ~0U, 0) != 0) {
+      for (int fd = 5; fd < 1024; ++fd) {  // a kernel without close_range (before 5.9)
+        if (fd != program) ::close(fd);
+      }
+    }
     char* envp[] = {nullptr};
     syscall(SYS_execveat, program, "", plan.argv, envp, AT_EMPTY_PATH);
   }
@@ -309,7 +312,7 @@ pid_t exec_guard_program(int death_pipe, int shared_fd, Millis check_every) {
   sigprocmask(SIG_SETMASK, &old, nullptr);
   ::close(null);
   ::close(program);
-  if (pid > 0 && plan.failure != 0) {
+  if (pid > 0 && plan.failure != 0) {  // the exec was refused: the child says why, and exits
     waitpid(pid, nullptr, 0);
     errno = plan.failure;
     return -1;
@@ -323,7 +326,8 @@ pid_t exec_guard_program(int death_pipe, int shared_fd, Millis check_every) {
 // rcoord dies (the death signal reaches only the command itself, not what it started), or
 // stops: a supervisor stopped (SIGSTOP) or starved of the CPU renews nothing, and its command
 // must still be dead before the lease can end. One per rcoord process, started before the
-// first command (a consumer's next messages reuse it).
+// first command (a consumer's next messages reuse it). On x86-64 Linux it is guard/guard.cpp's
+// program (exec_guard_program); where that cannot start, a fork of rcoord running serve().
 //
 // The group to kill (a pid, or 0 when that group is gone; the command's own process names it
 // before it execs) and the moment it must be dead by unless renewed (the lease timetable's
