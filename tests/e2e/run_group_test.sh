@@ -100,7 +100,8 @@ if [ "$(uname -m)" = x86_64 ]; then
   read -r guard name <<<"$(guard_of $runner)"
   assert_eq "$name" rcoord-guard "the guard is the program of its own"
   assert_eq "$(readlink /proc/"$guard"/fd/1)" /dev/null "the guard holds no stdout of ours"
-  # Every signal but SIGKILL and SIGSTOP is blocked (bits 9 and 19 of SigBlk clear).
+  # Signals meant for rcoord's group do not reach it: SIGINT and SIGTERM (bits 1 and 14 of
+  # SigBlk) are blocked, as every signal but SIGKILL and SIGSTOP is.
   blocked=$(awk '/^SigBlk/ {print $2}' /proc/"$guard"/status)
   assert_eq "$(((16#$blocked >> 1) & 1))$(((16#$blocked >> 14) & 1))" 11 "SIGINT and SIGTERM blocked"
   kill -9 $runner
@@ -122,8 +123,10 @@ read -r cmd child <"$2.pids" || { echo "the command did not start"; exit 1; }
 name=$(ps -o comm= --ppid $runner | grep -v '^sh$' | head -1)
 [ "$name" = rcoord ] || { echo "the guard is '$name', not a fork of rcoord"; exit 1; }
 kill -9 $runner
+# running PID: the process exists and is not a zombie waiting to be reaped.
+running() { [ -e "/proc/$1/stat" ] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null; }
 for _ in $(seq 50); do
-  kill -0 "$cmd" 2>/dev/null || kill -0 "$child" 2>/dev/null || exit 0
+  running "$cmd" || running "$child" || exit 0
   sleep 0.1
 done
 echo "the forked guard did not kill the group"
