@@ -74,8 +74,7 @@ bool refresh(Connection& conn, const Keys& keys, std::string_view name, std::str
 
 /// The lease of the permits `taken` (with a TTL of `ttl`), for a command run while holding
 /// them: renewed by refresh() to `ttl`, given back by release() (saying whether that woke a
-/// waiter). `conn` and `keys` must
-/// outlive it.
+/// waiter). `conn` and `keys` must outlive it.
 Lease lease(Connection& conn, const Keys& keys, const Taken& taken, Millis ttl);
 
 struct Holder {

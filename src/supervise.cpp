@@ -223,6 +223,18 @@ pid_t spawn_command(const SuperviseOptions& opts, std::atomic<std::int32_t>* gua
   return clone(run_command, state.stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
 }
 
+// Closes every descriptor from `first` on but `keep`, as a guard starts: two close_range
+// calls; on a kernel without it (before 5.9), one close() per descriptor up to 1024.
+void close_all_from_but(int first, int keep) {
+  auto from = static_cast<unsigned>(first);
+  auto k = static_cast<unsigned>(keep);
+  bool below = k <= from || ::close_range(from, k - 1, 0) == 0;
+  if (below && ::close_range(std::max(k + 1, from), ~0U, 0) == 0) return;
+  for (int fd = first; fd < 1024; ++fd) {
+    if (fd != keep) ::close(fd);
+  }
+}
+
 #ifdef RCOORD_GUARD_PROGRAM
 #ifndef MFD_EXEC
 #define MFD_EXEC 0x0010U  // Linux 6.3: a memory file that may be executed (vm.memfd_noexec)
@@ -252,12 +264,7 @@ int exec_guard_child(void* arg) {
                 dup2(null, STDIN_FILENO) >= 0 && dup2(null, STDOUT_FILENO) >= 0 &&
                 dup2(null, STDERR_FILENO) >= 0 && dup2(pipe_end, 3) >= 0 && dup2(shared, 4) >= 0;
   if (placed) {
-    auto p = static_cast<unsigned>(program);
-    if (::close_range(5, p - 1, 0) != 0 || ::close_range(p + 1, ~0U, 0) != 0) {
-      for (int fd = 5; fd < 1024; ++fd) {  // a kernel without close_range (before 5.9)
-        if (fd != program) ::close(fd);
-      }
-    }
+    close_all_from_but(5, program);
     char* envp[] = {nullptr};
     syscall(SYS_execveat, program, "", plan.argv, envp, AT_EMPTY_PATH);
   }
@@ -451,7 +458,7 @@ class Guard {
     for (int fd = 0; fd <= 2; ++fd) {
       if (null >= 0 && null != fd) dup2(null, fd);
     }
-    close_all_from_3_but(read_end);
+    close_all_from_but(3, read_end);
     for (;;) {
       auto now = Clock::now().time_since_epoch().count();
       std::int32_t group = shared.group.load();
@@ -483,17 +490,6 @@ class Guard {
     char byte = 0;
     ssize_t n = ::read(read_end, &byte, 1);
     return n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN);
-  }
-
-  // Two close_range calls; on a kernel without it, one close() per descriptor up to 1024
-  // as before (a thousand syscalls in every run form's start).
-  static void close_all_from_3_but(int keep) {
-    auto k = static_cast<unsigned>(keep);
-    bool below = k <= 3 || ::close_range(3, k - 1, 0) == 0;
-    if (below && ::close_range(std::max(k + 1, 3U), ~0U, 0) == 0) return;
-    for (int fd = 3; fd < 1024; ++fd) {
-      if (fd != keep) ::close(fd);
-    }
   }
 
   Shared* shared_ = nullptr;
