@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "errors.hpp"
+#include "fd_io.hpp"
 
 namespace rcoord {
 namespace {
@@ -56,13 +57,7 @@ void replace_file(const std::string& path, std::string_view content) {
     throw Error(kConnection, fmt::format("cannot write {}: {}: {}", path, what, std::strerror(err)),
                 "check the disk: space, quota, errors");
   };
-  std::string_view rest = content;
-  while (!rest.empty()) {
-    ssize_t n = ::write(fd, rest.data(), rest.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) fail("write");
-    rest.remove_prefix(static_cast<std::size_t>(n));
-  }
+  if (!write_fully(fd, content)) fail("write");
   if (::fchmod(fd, readable_mode()) != 0) fail("chmod");
   if (::fsync(fd) != 0) fail("fsync");
   if (::close(fd) != 0) {

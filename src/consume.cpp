@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "errors.hpp"
+#include "fd_io.hpp"
 #include "signals.hpp"
 
 namespace rcoord::queue {
@@ -23,13 +24,7 @@ using Clock = std::chrono::steady_clock;
 class MessageFile {
  public:
   explicit MessageFile(std::string_view bytes) : fd_(memfd_create("rcoord-message", MFD_CLOEXEC)) {
-    if (fd_ < 0) fail();
-    while (!bytes.empty()) {
-      ssize_t n = ::write(fd_, bytes.data(), bytes.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) fail();
-      bytes.remove_prefix(static_cast<std::size_t>(n));
-    }
+    if (fd_ < 0 || !write_fully(fd_, bytes)) fail();
     if (::lseek(fd_, 0, SEEK_SET) < 0) fail();
   }
   ~MessageFile() {

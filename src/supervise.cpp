@@ -29,6 +29,7 @@
 
 #include "errors.hpp"
 #include "executable.hpp"
+#include "fd_io.hpp"
 #include "signals.hpp"
 
 #ifdef RCOORD_GUARD_PROGRAM
@@ -272,17 +273,6 @@ int exec_guard_child(void* arg) {
   _exit(127);
 }
 
-bool write_all(int fd, const unsigned char* data, std::size_t size) {
-  while (size > 0) {
-    ssize_t n = ::write(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
 // Starts the guard as the program of its own that guard/guard.cpp is, with vfork and exec from
 // a memory file: rcoord's pages are then never shared with it (a forked guard made rcoord copy
 // each page it wrote afterwards, some of them between a take and the command's start), and its
@@ -296,8 +286,7 @@ pid_t exec_guard_program(int death_pipe, int shared_fd, Millis check_every) {
   if (program < 0 && errno == EINVAL) program = memfd_create("rcoord-guard", MFD_CLOEXEC);
   if (program < 0) return -1;
   int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-  if (null < 0 ||
-      !write_all(program, embedded::kGuardProgram.data(), embedded::kGuardProgram.size())) {
+  if (null < 0 || !write_fully(program, embedded::kGuardProgram)) {
     int err = errno;
     if (null >= 0) ::close(null);
     ::close(program);
