@@ -8,14 +8,13 @@
 #include "bulk_output.hpp"
 #include "errors.hpp"
 #include "items.hpp"
-#include "libm.hpp"
 #include "text.hpp"
 #include "watch.hpp"
 
 namespace rcoord::bloom {
 namespace {
 
-double round6(double x) { return libm::round(x * 1e6) / 1e6; }
+double round6(double x) { return std::round(x * 1e6) / 1e6; }
 
 }  // namespace
 

@@ -8,7 +8,6 @@
 #include <unordered_map>
 
 #include "errors.hpp"
-#include "libm.hpp"
 #include "lua_scripts.hpp"
 #include "reply.hpp"
 #include "script.hpp"
@@ -161,11 +160,11 @@ Sizing size_for(std::uint64_t capacity, double error_rate) {
   // holds exactly, not only for the real optimum (rounding k alone would miss it by up to
   // 12%, and every layer of a scalable filter would add its share).
   double n = static_cast<double>(std::max<std::uint64_t>(capacity, 1));
-  double ideal = -libm::log2(error_rate);
+  double ideal = -std::log2(error_rate);
   Sizing best{~std::uint64_t{0}, 1};
   for (double k : {std::floor(ideal), std::ceil(ideal)}) {
     k = std::clamp(k, 1.0, 64.0);
-    double m = std::ceil(-k * n / libm::log1p(-libm::pow(error_rate, 1.0 / k)));
+    double m = std::ceil(-k * n / std::log1p(-std::pow(error_rate, 1.0 / k)));
     std::uint64_t bits = m < 1 ? 1 : (m > 1e19 ? ~std::uint64_t{0} : static_cast<std::uint64_t>(m));
     if (bits < best.bits) best = {bits, static_cast<std::uint32_t>(k)};
   }
@@ -176,8 +175,8 @@ Layer next_layer(const Meta& meta, std::size_t index) {
   Layer l;
   if (index >= kMaxLayers) return l;  // bits stays 0: the filter is full
   double cap = static_cast<double>(meta.capacity) *
-               libm::pow(static_cast<double>(meta.expansion), static_cast<double>(index));
-  double p = meta.error_rate * libm::pow(kTightening, static_cast<double>(index));
+               std::pow(static_cast<double>(meta.expansion), static_cast<double>(index));
+  double p = meta.error_rate * std::pow(kTightening, static_cast<double>(index));
   if (cap > 1e15 || p <= 0) return l;  // bits stays 0: it may not grow
   l.capacity = static_cast<std::uint64_t>(cap);
   Sizing s = size_for(l.capacity, p);
@@ -1048,7 +1047,7 @@ Info decode_info(const Keys& keys, std::string_view name, const Meta& m,
     out.bytes += static_cast<std::uint64_t>(reply_integer(replies[2 * i + 1].get()));
     ones += layer_ones;
     double fill = static_cast<double>(layer_ones) / static_cast<double>(l.bits);
-    none_positive *= 1.0 - libm::pow(fill, static_cast<double>(l.hashes));
+    none_positive *= 1.0 - std::pow(fill, static_cast<double>(l.hashes));
   }
   out.fill_ratio = out.bits == 0 ? 0 : static_cast<double>(ones) / static_cast<double>(out.bits);
   out.estimated_error_rate = 1.0 - none_positive;

@@ -11,7 +11,6 @@
 #include <string>
 
 #include "errors.hpp"
-#include "libm.hpp"
 
 namespace rcoord {
 namespace {
@@ -78,7 +77,7 @@ Parsed parse_total(std::string_view text, Millis& out) {
     ++parts;
   }
   if (total > static_cast<double>(kMaxMillis)) return Parsed::kTooLong;
-  out = Millis(static_cast<Millis::rep>(libm::round(total)));  // total is 0..kMaxMillis
+  out = Millis(static_cast<Millis::rep>(std::round(total)));  // total is 0..kMaxMillis
   return Parsed::kOk;
 }
 

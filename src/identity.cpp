@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <climits>
 #include <ctime>
 #include <vector>
@@ -35,55 +36,7 @@ std::vector<std::string_view> split(std::string_view text, char separator) {
   }
 }
 
-// Files larger than this are not what they should be: the C library reads them instead.
-constexpr std::size_t kMaxPasswdBytes = std::size_t{1} << 20;
-
-std::vector<std::string_view> words_of(std::string_view text) {
-  std::vector<std::string_view> words;
-  for (;;) {
-    auto start = text.find_first_not_of(" \t\r");
-    if (start == std::string_view::npos) return words;
-    text.remove_prefix(start);
-    auto end = text.find_first_of(" \t\r");
-    words.push_back(text.substr(0, end));
-    if (end == std::string_view::npos) return words;
-    text.remove_prefix(end);
-  }
-}
-
-// A system file read whole, or nullopt when it cannot be (missing, unreadable, too large).
-std::optional<std::string> system_file(const char* path) {
-  try {
-    return read_small_file(path, "system file", kMaxPasswdBytes, "");
-  } catch (const Error&) {
-    return std::nullopt;
-  }
-}
-
-// The C library's first lookup costs some 75 µs of every take's start-up here (it tries the
-// nscd socket twice, reads nsswitch.conf, then the files, in code run for the first time):
-// when nsswitch.conf has passwd look in `files` first, that file gives the same answer read
-// directly. Any other setup, or a uid not in the file, goes to getpwuid_r.
-std::optional<std::string> user_from_files(uid_t uid) {
-  auto conf = system_file("/etc/nsswitch.conf");
-  if (!conf || !passwd_files_first(*conf)) return std::nullopt;
-  auto passwd = system_file("/etc/passwd");
-  if (!passwd) return std::nullopt;
-  return passwd_name(*passwd, static_cast<std::uint32_t>(uid));
-}
-
-std::string effective_user() {
-  uid_t uid = geteuid();
-  if (auto name = user_from_files(uid)) return *name;
-  std::array<char, 4096> buf{};
-  passwd entry{};
-  passwd* found = nullptr;
-  if (getpwuid_r(uid, &entry, buf.data(), buf.size(), &found) == 0 && found != nullptr &&
-      found->pw_name != nullptr) {
-    return found->pw_name;
-  }
-  return std::to_string(uid);
-}
+std::string effective_user() { return user_name(geteuid()); }
 
 // A field as stored: control bytes (the separator among them) become spaces.
 std::string clean(std::string_view field) {
@@ -96,30 +49,25 @@ std::string clean(std::string_view field) {
 
 }  // namespace
 
-bool passwd_files_first(std::string_view conf) {
-  for (std::string_view line : split(conf, '\n')) {
-    line = line.substr(0, line.find('#'));
-    line.remove_prefix(std::min(line.find_first_not_of(" \t"), line.size()));
-    constexpr std::string_view kDatabase = "passwd:";
-    if (!line.starts_with(kDatabase)) continue;
-    line.remove_prefix(kDatabase.size());
-    auto words = words_of(line);
-    // `files [SUCCESS=continue] ...` would go on after a success: left to the C library.
-    return !words.empty() && words[0] == "files" && (words.size() < 2 || words[1][0] != '[');
-  }
-  return false;  // no passwd line: the C library's default, whatever this one's is
-}
-
-std::optional<std::string> passwd_name(std::string_view passwd, std::uint32_t uid) {
-  const std::string wanted = std::to_string(uid);
-  for (std::string_view line : split(passwd, '\n')) {
-    if (line.empty() || line[0] == '+' || line[0] == '-' || line[0] == '#') continue;
-    auto fields = split(line, ':');  // name:password:uid:...
-    if (fields.size() > 2 && !fields[0].empty() && fields[2] == wanted) {
-      return std::string(fields[0]);
+std::string user_name(uid_t uid) {
+  // The C library asks whatever the machine's nsswitch.conf names (files, systemd, sss,
+  // ldap): the same answer `id -un` gives. A buffer too small for the entry is grown.
+  std::vector<char> buf(1024);
+  for (;;) {
+    passwd entry{};
+    passwd* found = nullptr;
+    int err = getpwuid_r(uid, &entry, buf.data(), buf.size(), &found);
+    if (err == ERANGE && buf.size() < (std::size_t{1} << 20)) {
+      buf.resize(buf.size() * 4);
+      continue;
     }
+    if (err == 0 && found != nullptr && found->pw_name != nullptr && *found->pw_name != '\0') {
+      return found->pw_name;
+    }
+    // No entry (a container's runAsUser, systemd's DynamicUser=, an unreachable directory):
+    // the number is who it is.
+    return fmt::format("uid {}", uid);
   }
-  return std::nullopt;
 }
 
 Identity this_process(std::string cmd, std::string note) {

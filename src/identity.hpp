@@ -3,6 +3,8 @@
 /// leadership or message says who it is in the same script as the take, and the status
 /// scripts give it back with the server time of the take.
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -14,7 +16,7 @@ namespace rcoord {
 struct Identity {
   std::string host;  ///< the machine's host name
   std::int64_t pid = 0;
-  std::string user;  ///< login name of the effective uid (its number when it has none)
+  std::string user;  ///< login name of the effective uid (`uid N` when it has none)
   /// The verb (`lock acquire`), or for a run form the basename of the command's argv[0]:
   /// never its arguments, which may hold secrets.
   std::string cmd;
@@ -26,14 +28,8 @@ struct Identity {
 /// This process: its host, pid and effective user, with `cmd` and `note` as given.
 Identity this_process(std::string cmd, std::string note);
 
-/// Whether an nsswitch.conf (its text) has NSS consult `files` first for passwd, with no
-/// action that would go on after a success there: then a uid found in /etc/passwd is the
-/// answer NSS gives, and it can be read there directly.
-bool passwd_files_first(std::string_view nsswitch_conf);
-
-/// The login name of `uid` in an /etc/passwd (its text), or nullopt when it is not there
-/// (compat entries, `+` and `-` lines, are not read).
-std::optional<std::string> passwd_name(std::string_view passwd, std::uint32_t uid);
+/// The login name of `uid` as the C library finds it, or `uid N` when it has no entry.
+std::string user_name(uid_t uid);
 
 /// What a run form records as `cmd`: the basename of argv[0] (`/opt/bin/backup.sh --key x`
 /// gives `backup.sh`).

@@ -32,10 +32,6 @@
 #include "fd_io.hpp"
 #include "signals.hpp"
 
-#ifdef RCOORD_GUARD_PROGRAM
-#include "guard_program.hpp"
-#endif
-
 namespace rcoord {
 namespace {
 
@@ -170,8 +166,13 @@ char* map_child_stack() {
   if (base == MAP_FAILED) return nullptr;
   madvise(base, kStackBytes, MADV_DONTFORK);
   char* top = static_cast<char*>(base) + kStackBytes;
-  // Before Linux 5.14 this fails (EINVAL): those pages then fault in at the first start.
+  // Before Linux 5.14 this fails (EINVAL), and older C library headers lack the name: those
+  // pages then fault in at the first start.
+#ifdef MADV_POPULATE_WRITE
   madvise(top - kTouchedBytes, kTouchedBytes, MADV_POPULATE_WRITE);
+#else
+  (void)kTouchedBytes;
+#endif
   return top;
 }
 
@@ -224,106 +225,38 @@ pid_t spawn_command(const SuperviseOptions& opts, std::atomic<std::int32_t>* gua
   return clone(run_command, state.stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
 }
 
+// close_range(2) through syscall(): the C library's wrapper came with glibc 2.34, and musl
+// has none. -1 with errno (ENOSYS before Linux 5.9, or where the headers lack the number).
+int close_fd_range(unsigned first, unsigned last) {
+#ifdef SYS_close_range
+  return static_cast<int>(::syscall(SYS_close_range, first, last, 0U));
+#else
+  (void)first;
+  (void)last;
+  errno = ENOSYS;
+  return -1;
+#endif
+}
+
 // Closes every descriptor from `first` on but `keep`, as a guard starts: two close_range
-// calls; on a kernel without it (before 5.9), one close() per descriptor up to 1024.
+// calls; where that fails, one close() per descriptor below the limit of open files.
 void close_all_from_but(int first, int keep) {
   auto from = static_cast<unsigned>(first);
   auto k = static_cast<unsigned>(keep);
-  bool below = k <= from || ::close_range(from, k - 1, 0) == 0;
-  if (below && ::close_range(std::max(k + 1, from), ~0U, 0) == 0) return;
-  for (int fd = first; fd < 1024; ++fd) {
+  bool below = k <= from || close_fd_range(from, k - 1) == 0;
+  if (below && close_fd_range(std::max(k + 1, from), ~0U) == 0) return;
+  long open_max = sysconf(_SC_OPEN_MAX);
+  int limit = open_max > 0 && open_max < 65536 ? static_cast<int>(open_max) : 65536;
+  for (int fd = first; fd < limit; ++fd) {
     if (fd != keep) ::close(fd);
   }
 }
-
-#ifdef RCOORD_GUARD_PROGRAM
-#ifndef MFD_EXEC
-#define MFD_EXEC 0x0010U  // Linux 6.3: a memory file that may be executed (vm.memfd_noexec)
-#endif
-
-// What the guard program's process needs, made before it exists: it shares rcoord's memory
-// until it execs (exec_guard_program), so it must not allocate.
-struct GuardExec {
-  int program = -1;     ///< the memory file holding the program
-  int death_pipe = -1;  ///< becomes its fd 3
-  int shared = -1;      ///< becomes its fd 4
-  int null = -1;        ///< /dev/null, its fds 0-2
-  char* const* argv = nullptr;
-  int failure = 0;  ///< errno of what failed before the exec, written by the child
-};
-
-// The guard program's process, from clone to exec: its fds as the program expects them
-// (guard/guard.cpp), nothing else open, then the exec.
-int exec_guard_child(void* arg) {
-  auto& plan = *static_cast<GuardExec*>(arg);
-  // Above 4 first, so that placing them cannot overwrite one another.
-  int pipe_end = fcntl(plan.death_pipe, F_DUPFD, 10);
-  int shared = fcntl(plan.shared, F_DUPFD, 10);
-  int null = fcntl(plan.null, F_DUPFD, 10);
-  int program = fcntl(plan.program, F_DUPFD_CLOEXEC, 10);
-  bool placed = pipe_end >= 0 && shared >= 0 && null >= 0 && program >= 0 &&
-                dup2(null, STDIN_FILENO) >= 0 && dup2(null, STDOUT_FILENO) >= 0 &&
-                dup2(null, STDERR_FILENO) >= 0 && dup2(pipe_end, 3) >= 0 && dup2(shared, 4) >= 0;
-  if (placed) {
-    close_all_from_but(5, program);
-    char* envp[] = {nullptr};
-    syscall(SYS_execveat, program, "", plan.argv, envp, AT_EMPTY_PATH);
-  }
-  plan.failure = errno != 0 ? errno : ENOEXEC;
-  _exit(127);
-}
-
-// Starts the guard as the program of its own that guard/guard.cpp is, with vfork and exec from
-// a memory file: rcoord's pages are then never shared with it (a forked guard made rcoord copy
-// each page it wrote afterwards, some of them between a take and the command's start), and its
-// start runs no C library set-up. `death_pipe` and `shared_fd` become its fds 3 and 4. Returns
-// its pid, or -1 with errno when it could not be started (a kernel that refuses to execute a
-// memory file, vm.memfd_noexec = 2, among others): the caller then forks the guard instead.
-pid_t exec_guard_program(int death_pipe, int shared_fd, Millis check_every) {
-  char* stack_top = prepared().stack_top;
-  if (stack_top == nullptr) return -1;
-  int program = memfd_create("rcoord-guard", MFD_CLOEXEC | MFD_EXEC);
-  if (program < 0 && errno == EINVAL) program = memfd_create("rcoord-guard", MFD_CLOEXEC);
-  if (program < 0) return -1;
-  int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-  if (null < 0 || !write_fully(program, embedded::kGuardProgram)) {
-    int err = errno;
-    if (null >= 0) ::close(null);
-    ::close(program);
-    errno = err;
-    return -1;
-  }
-  std::string every =
-      std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(check_every).count());
-  std::array<char, 13> name{"rcoord-guard"};
-  std::array<char*, 3> argv{name.data(), every.data(), nullptr};
-  GuardExec plan{program, death_pipe, shared_fd, null, argv.data()};
-  // Every signal stays blocked in the guard, as the exec keeps the mask: only SIGKILL ends it.
-  sigset_t all;
-  sigset_t old;
-  sigfillset(&all);
-  sigprocmask(SIG_SETMASK, &all, &old);
-  pid_t pid = clone(exec_guard_child, stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
-  int err = errno;
-  sigprocmask(SIG_SETMASK, &old, nullptr);
-  ::close(null);
-  ::close(program);
-  if (pid > 0 && plan.failure != 0) {  // the exec was refused: the child says why, and exits
-    waitpid(pid, nullptr, 0);
-    errno = plan.failure;
-    return -1;
-  }
-  errno = err;
-  return pid;
-}
-#endif
 
 // The guard: a small process that outlives rcoord to kill the command's whole group if
 // rcoord dies (the death signal reaches only the command itself, not what it started), or
 // stops: a supervisor stopped (SIGSTOP) or starved of the CPU renews nothing, and its command
 // must still be dead before the lease can end. One per rcoord process, started before the
-// first command (a consumer's next messages reuse it). On x86-64 Linux it is guard/guard.cpp's
-// program (exec_guard_program); where that cannot start, a fork of rcoord running serve().
+// first command (a consumer's next messages reuse it): a fork of rcoord running serve().
 //
 // The group to kill (a pid, or 0 when that group is gone; the command's own process names it
 // before it execs) and the moment it must be dead by unless renewed (the lease timetable's
@@ -375,16 +308,11 @@ class Guard {
   static_assert(std::atomic<std::int64_t>::is_always_lock_free &&
                     std::atomic<std::int32_t>::is_always_lock_free,
                 "shared between processes: must not need a lock");
-  // The guard program (guard/guard.cpp) reads this layout, and maps one page of it.
-  static_assert(sizeof(std::atomic<std::int32_t>) == 4 && sizeof(std::atomic<std::int64_t>) == 8);
-  static_assert(offsetof(Shared, group) == 0 && offsetof(Shared, kill_by) == 8 &&
-                offsetof(Shared, struck) == 16);
   static constexpr std::size_t kSharedBytes = 4096;
 
   explicit Guard(Millis check_every) {
     check_every = std::max(check_every, kShortestCheck);
-    int shared_fd = -1;
-    void* shared = map_shared(shared_fd);
+    void* shared = map_shared();
     if (shared == MAP_FAILED) {
       failure_ = std::strerror(errno);
       return;
@@ -396,16 +324,9 @@ class Guard {
       return;
     }
     std::fflush(nullptr);
-    pid_t pid = -1;
-#ifdef RCOORD_GUARD_PROGRAM
-    if (shared_fd >= 0) pid = exec_guard_program(fds[0], shared_fd, check_every);
-#endif
-    if (pid < 0) {
-      pid = fork();
-      if (pid == 0) serve(fds[0], *shared_, check_every);
-    }
+    pid_t pid = fork();
+    if (pid == 0) serve(fds[0], *shared_, check_every);
     int err = errno;
-    if (shared_fd >= 0) ::close(shared_fd);  // mapped: the mapping stays
     ::close(fds[0]);
     if (pid < 0) {
       ::close(fds[1]);
@@ -415,22 +336,9 @@ class Guard {
     write_end_ = fds[1];  // kept open until rcoord exits: its end of file is the death notice
   }
 
-  // The memory shared with the guard: a memory file, which the guard program maps as its fd 4
-  // (its fd in `fd`), or where none can be made an anonymous shared mapping, which a forked
-  // guard inherits (`fd` -1). MAP_FAILED with errno when neither can be mapped.
-  static void* map_shared(int& fd) {
-    fd = -1;
-#ifdef RCOORD_GUARD_PROGRAM
-    fd = memfd_create("rcoord-guard-state", MFD_CLOEXEC);
-    if (fd >= 0) {
-      void* mapped = ftruncate(fd, kSharedBytes) == 0
-                         ? mmap(nullptr, kSharedBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
-                         : MAP_FAILED;
-      if (mapped != MAP_FAILED) return mapped;
-      ::close(fd);
-      fd = -1;
-    }
-#endif
+  // The memory shared with the guard, which the forked guard inherits: MAP_FAILED with errno
+  // when it cannot be mapped.
+  static void* map_shared() {
     return mmap(nullptr, kSharedBytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   }
 

@@ -14,20 +14,13 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <mutex>
 
 #include "errors.hpp"
 #include "signals.hpp"
 
-#ifdef RCOORD_DEFER_OPENSSL_CPUID
-// The name --wrap gives the real function: spelled as the linker wants.
-// NOLINTNEXTLINE(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp)
-extern "C" void __real_OPENSSL_cpuid_setup();
-#endif
 
 namespace rcoord {
 namespace {
@@ -36,25 +29,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr const char* kConnectHint = "set --url or RCOORD_URL";
 
-#ifdef RCOORD_DEFER_OPENSSL_CPUID
-// The static libcrypto probes the CPU's features from the program's .init, at every start:
-// about seven CPUID instructions, each a trap to the hypervisor in a virtual machine, some
-// 50 µs in all here (the most expensive symbol of `rcoord --version` in a perf profile),
-// paid by every command that never uses TLS. The link wraps that call
-// (-Wl,--wrap=OPENSSL_cpuid_setup, CMakeLists.txt): it does nothing until the first TLS
-// connection, which runs the real probe once, before OpenSSL does anything else.
-std::atomic<bool> g_openssl_in_use{false};
-
-void prepare_openssl() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    g_openssl_in_use = true;
-    __real_OPENSSL_cpuid_setup();
-  });
-}
-#else
-void prepare_openssl() {}
-#endif
 
 // OpenSSL's queued errors, most recent last, as one line; clears the queue.
 std::string tls_error_text() {
@@ -253,7 +227,6 @@ void Transport::connect_socket(const Endpoint& endpoint, const Deadline& deadlin
 
 void Transport::start_tls(const Endpoint& endpoint, const Deadline& deadline) {
   const TlsSettings& t = endpoint.tls_settings;
-  prepare_openssl();
   tls_ctx_.reset(SSL_CTX_new(TLS_client_method()));
   if (!tls_ctx_) fail("cannot set up TLS", tls_error_text());
   SSL_CTX* ctx = tls_ctx_.get();
@@ -457,12 +430,3 @@ Reply Transport::poll_reply(const Deadline& deadline) {
 }
 
 }  // namespace rcoord
-
-#ifdef RCOORD_DEFER_OPENSSL_CPUID
-// Called from .init before main (a no-op then), and by OpenSSL itself once TLS is in use.
-// NOLINTBEGIN(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp)
-extern "C" void __wrap_OPENSSL_cpuid_setup() {
-  if (rcoord::g_openssl_in_use) __real_OPENSSL_cpuid_setup();
-}
-// NOLINTEND(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp)
-#endif

@@ -72,44 +72,20 @@ TEST_CASE("elapsed times read as an operator reads them") {
   CHECK(rcoord::format_elapsed(Millis(-5)) == "0.0s");
 }
 
-TEST_CASE("nsswitch.conf: passwd looked up in files first, or not") {
-  using rcoord::passwd_files_first;
-  CHECK(passwd_files_first("passwd:         files systemd\ngroup: files\n"));
-  CHECK(passwd_files_first("# comment\n  passwd: files\n"));
-  CHECK(passwd_files_first("passwd:\tfiles\t# local only\n"));
-  CHECK_FALSE(passwd_files_first("passwd: files [NOTFOUND=return] sss\n"));  // an action
-  CHECK_FALSE(passwd_files_first("passwd: sss files\n"));
-  CHECK_FALSE(passwd_files_first("passwd: compat\n"));
-  CHECK_FALSE(passwd_files_first("passwd: ldap\n# passwd: files\n"));
-  CHECK_FALSE(passwd_files_first("group: files\n"));  // no passwd line: the library's default
-  CHECK_FALSE(passwd_files_first("passwd:\n"));
-  CHECK_FALSE(passwd_files_first(""));
-}
-
-TEST_CASE("/etc/passwd: the name of a uid, compat entries not read") {
-  using rcoord::passwd_name;
-  const char* passwd =
-      "root:x:0:0:root:/root:/bin/bash\n"
-      "+nisuser:x:1000:1000:::\n"
-      "daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n"
-      "broken line\n"
-      ":x:7:7::/:/bin/sh\n"
-      "backup:x:34:34:backup:/var/backups:/usr/sbin/nologin";  // no final newline
-  CHECK(passwd_name(passwd, 0) == "root");
-  CHECK(passwd_name(passwd, 1) == "daemon");
-  CHECK(passwd_name(passwd, 34) == "backup");
-  CHECK_FALSE(passwd_name(passwd, 1000));  // only a compat (NIS) entry
-  CHECK_FALSE(passwd_name(passwd, 7));     // an entry with no name
-  CHECK_FALSE(passwd_name(passwd, 3));
-  CHECK_FALSE(passwd_name("", 0));
+TEST_CASE("a uid with no passwd entry is recorded as its number") {
+  // No entry anywhere the C library looks (a container's runAsUser): never an error.
+  constexpr uid_t kNobodyKnows = 2'000'000'123;
+  passwd* found = getpwuid(kNobodyKnows);
+  REQUIRE(found == nullptr);
+  CHECK(rcoord::user_name(kNobodyKnows) == "uid 2000000123");
+  CHECK(rcoord::user_name(0) == "root");
 }
 
 TEST_CASE("this process's user: what the C library says") {
-  // Read from /etc/passwd directly when nsswitch.conf allows it: the same answer.
   std::array<char, 4096> buf{};
   passwd entry{};
   passwd* found = nullptr;
   REQUIRE(getpwuid_r(geteuid(), &entry, buf.data(), buf.size(), &found) == 0);
-  std::string expected = found != nullptr ? found->pw_name : std::to_string(geteuid());
+  std::string expected = found != nullptr ? found->pw_name : "uid " + std::to_string(geteuid());
   CHECK(rcoord::this_process("x", "").user == expected);
 }

@@ -17,7 +17,6 @@
 #include "complete.hpp"
 #include "complete_command.hpp"
 #include "hll.hpp"
-#include "libm.hpp"
 #include "murmur3.hpp"
 
 using rcoord::fold_case;
@@ -325,25 +324,4 @@ TEST_CASE("views of pf and complete results") {
   to_json(j, rcoord::complete::Pushed{"l", "bob", 2});
   CHECK(json_of(j) == R"({"list":"l","item":"bob","length":2})");
   CHECK(to_text(rcoord::complete::Pushed{"l", "bob", 2}) == "2");
-}
-
-TEST_CASE("libm: the loaded functions are the C library's, and round is round, bit for bit") {
-  for (double x : {1e-300, 1e-12, 0.01, 0.3, 0.5, 0.999, 1.0, 2.0, 10.0, 1e15, 1e300}) {
-    CHECK(rcoord::libm::log2(x) == std::log2(x));
-    double toward_minus_one = -x / (1 + x);  // log1p's domain, (-1, 0)
-    CHECK(rcoord::libm::log1p(toward_minus_one) == std::log1p(toward_minus_one));
-    CHECK(rcoord::libm::pow(x, 1.0 / 7) == std::pow(x, 1.0 / 7));
-    CHECK(rcoord::libm::pow(x, 3.0) == std::pow(x, 3.0));
-  }
-  // Halves away from zero, the double just below one half, integers past 2^52, signed zero.
-  for (double x : {0.0, -0.0, 0.5, -0.5, 1.5, 2.5, -2.5, 0.49999999999999994, -0.49999999999999994,
-                   1.4999999999999998, 4503599627370495.5, 4503599627370497.0, 9007199254740993.0,
-                   1e300, -1e300, 123456.4999, 123456.5, 1e-320}) {
-    double ours = rcoord::libm::round(x);
-    CHECK(ours == std::round(x));
-    CHECK(std::signbit(ours) == std::signbit(std::round(x)));
-  }
-  CHECK(std::isnan(rcoord::libm::round(std::nan(""))));
-  CHECK(rcoord::libm::round(INFINITY) == INFINITY);
-  CHECK(rcoord::libm::round(-INFINITY) == -INFINITY);
 }
