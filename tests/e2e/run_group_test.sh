@@ -88,62 +88,27 @@ for form in "lock run tree" "lock run treew --wait 1m" "sem run tree --limit 1" 
   pass "$form: rcoord killed -9, the command and its child died with it (${took}ms)"
 done
 
-# --- the guard itself: on x86-64 a program of its own, started from a memory file ------------
+# --- the guard itself: a fork of rcoord, on every CPU ---------------------------------------
 # guard_of RUNNER: the pid and name of rcoord's child that is not its command (the guard).
 guard_of() { ps -o pid=,comm= --ppid "$1" | awk '$2 != "sh" {print $1, $2; exit}'; }
-if [ "$(uname -m)" = x86_64 ]; then
-  rm -f "$TEST_TMP/tree.sh.pids"
-  "$RCOORD" lock run guarded --wait 1m -- sh "$TEST_TMP/tree.sh" &
-  runner=$!
-  track $runner
-  wait_until 10 test -s "$TEST_TMP/tree.sh.pids" || fail "guarded: the command did not start"
-  read -r guard name <<<"$(guard_of $runner)"
-  assert_eq "$name" rcoord-guard "the guard is the program of its own"
-  assert_eq "$(readlink /proc/"$guard"/fd/1)" /dev/null "the guard holds no stdout of ours"
-  # Signals meant for rcoord's group do not reach it: SIGINT and SIGTERM (bits 1 and 14 of
-  # SigBlk) are blocked, as every signal but SIGKILL and SIGSTOP is.
-  blocked=$(awk '/^SigBlk/ {print $2}' /proc/"$guard"/status)
-  assert_eq "$(((16#$blocked >> 1) & 1))$(((16#$blocked >> 14) & 1))" 11 "SIGINT and SIGTERM blocked"
-  kill -9 $runner
-  read -r cmd child <"$TEST_TMP/tree.sh.pids"
-  wait_until 5 gone "$cmd" "$child" || fail "the guard program did not kill the group"
-  wait $runner 2>/dev/null || true
-  pass "on x86-64 the guard is rcoord-guard, exec'd: stdio on /dev/null, signals blocked, kills the group"
-fi
-
-# Where the kernel refuses to execute a memory file (vm.memfd_noexec = 2, set in a pid namespace
-# of this test's own, whose setting no other process sees), the guard is a fork of rcoord.
-cat >"$TEST_TMP/noexec.sh" <<'SH'
-# noexec.sh RCOORD TREE: in a new pid namespace; exit 77 when the setting cannot be made.
-echo 2 >/proc/sys/vm/memfd_noexec 2>/dev/null || exit 77
-"$1" lock run noexec --wait 1m -- sh "$2" &
-runner=$!
-for _ in $(seq 100); do [ -s "$2.pids" ] && break; sleep 0.1; done
-read -r cmd child <"$2.pids" || { echo "the command did not start"; exit 1; }
-name=$(ps -o comm= --ppid $runner | grep -v '^sh$' | head -1)
-[ "$name" = rcoord ] || { echo "the guard is '$name', not a fork of rcoord"; exit 1; }
-kill -9 $runner
-# running PID: the process exists and is not a zombie waiting to be reaped.
-running() { [ -e "/proc/$1/stat" ] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null; }
-for _ in $(seq 50); do
-  running "$cmd" || running "$child" || exit 0
-  sleep 0.1
-done
-echo "the forked guard did not kill the group"
-exit 1
-SH
 rm -f "$TEST_TMP/tree.sh.pids"
-code=0
-out=$(unshare --pid --fork --mount-proc sh "$TEST_TMP/noexec.sh" "$RCOORD" "$TEST_TMP/tree.sh" 2>&1) ||
-  code=$?
-if [ "$code" = 77 ] || ! [ -e /proc/sys/vm/memfd_noexec ]; then
-  echo "# skipped: no vm.memfd_noexec to set in a pid namespace here, the forked guard's check"
-elif [ "$code" != 0 ] && ! unshare --pid --fork true 2>/dev/null; then
-  echo "# skipped: no pid namespace can be made here, the forked guard's check"
-else
-  assert_eq "$code" 0 "a forked guard where memory files cannot be executed: $out"
-  pass "where memory files cannot be executed, the guard is a fork of rcoord and kills the group"
-fi
+"$RCOORD" lock run guarded --wait 1m -- sh "$TEST_TMP/tree.sh" &
+runner=$!
+track $runner
+wait_until 10 test -s "$TEST_TMP/tree.sh.pids" || fail "guarded: the command did not start"
+read -r guard name <<<"$(guard_of $runner)"
+[ -n "$guard" ] || fail "rcoord has no guard process beside its command"
+assert_eq "$(readlink /proc/"$guard"/exe)" "$(readlink /proc/$runner/exe)" "the guard is a fork of rcoord"
+assert_eq "$(readlink /proc/"$guard"/fd/1)" /dev/null "the guard holds no stdout of ours"
+# Signals meant for rcoord's group do not reach it: SIGINT and SIGTERM (bits 1 and 14 of
+# SigBlk) are blocked, as every signal but SIGKILL and SIGSTOP is.
+blocked=$(awk '/^SigBlk/ {print $2}' /proc/"$guard"/status)
+assert_eq "$(((16#$blocked >> 1) & 1))$(((16#$blocked >> 14) & 1))" 11 "SIGINT and SIGTERM blocked"
+kill -9 $runner
+read -r cmd child <"$TEST_TMP/tree.sh.pids"
+wait_until 5 gone "$cmd" "$child" || fail "the guard did not kill the group"
+wait $runner 2>/dev/null || true
+pass "the guard is a fork of rcoord: stdio on /dev/null, signals blocked, kills the group"
 
 # stop_runner PIDS WHAT: once the command of the background rcoord $runner wrote "PID CHILD"
 # to PIDS, stops rcoord (SIGSTOP) and waits until its guard has killed both.

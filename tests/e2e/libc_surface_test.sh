@@ -1,0 +1,35 @@
+# Any C library (SPEC §6 "where it runs"): rcoord calls no C library function that glibc 2.28
+# lacks, so the same source builds on older glibc and on musl; system calls newer than that go
+# through syscall() with a fallback. Read off the binary: every symbol it takes from glibc at a
+# version above 2.28 must be one that glibc 2.28 already had under an older version (a
+# function moved between libraries, or given a new ABI, keeps its name and gets a new version
+# when the binary is linked against a newer glibc). A new wrapper (close_range, pidfd_open,
+# execveat, closefrom, ...) fails this test.
+source "$(dirname "$0")/lib.sh"
+
+command -v objdump >/dev/null || fail "objdump not found: install binutils"
+file_type=$(od -An -tx1 -N4 "$RCOORD" | tr -d ' ')
+[ "$file_type" = 7f454c46 ] || fail "$RCOORD is not an ELF binary"
+
+# Present in glibc 2.28 under an older version: new versions from 2.29 on (libm's faster
+# pow/log2/exp/log in 2.29, libpthread merged into libc in 2.32/2.34, stat family without
+# __xstat in 2.33, __libc_start_main in 2.34) and __libc_single_threaded (2.32), which
+# libstdc++'s headers use only when the glibc they are compiled against has it.
+known_older='^(__libc_start_main|__libc_single_threaded|pthread_.*|stat|fstat|lstat|fstatat|stat64|fstat64|lstat64|fstatat64|mknod|mknodat|pow|log2|exp|exp2|log|dl(open|sym|close|error|addr|info)|sem_.*|thrd_.*|mtx_.*|cnd_.*|tss_.*|call_once)'
+
+dynamic=$(objdump -T "$RCOORD" 2>&1) ||
+  fail "rcoord has no dynamic symbols (linked statically?): $dynamic"
+newer=$(awk '/GLIBC_2\./ {
+  v = $0; sub(/.*GLIBC_2\./, "", v); sub(/[^0-9.].*/, "", v); split(v, part, ".")
+  if (part[1] + 0 > 28) print $NF " (GLIBC_2." v ")" }' <<<"$dynamic" | sort -u)
+unknown=$(grep -Ev "$known_older \(" <<<"$newer" | sed '/^$/d' || true)
+[ -z "$unknown" ] ||
+  fail "rcoord uses C library functions newer than glibc 2.28 (call them through syscall() with a fallback): $(tr '\n' ' ' <<<"$unknown")"
+count=$(grep -c 'GLIBC_2\.' <<<"$dynamic" || true)
+[ "$count" -gt 50 ] || fail "only $count glibc symbols read from $RCOORD: is it linked dynamically?"
+pass "no C library function newer than glibc 2.28 among $count glibc symbols"
+
+# Not linked statically: a static glibc loads the machine's NSS modules into itself and
+# crashes for users that only those modules know (SPEC §6).
+objdump -p "$RCOORD" | grep -q 'NEEDED.*libc\.so' || fail "rcoord does not load the C library: linked statically?"
+pass "linked against the shared C library"
