@@ -29,6 +29,22 @@ count=$(grep -c 'GLIBC_2\.' <<<"$dynamic" || true)
 [ "$count" -gt 50 ] || fail "only $count glibc symbols read from $RCOORD: is it linked dynamically?"
 pass "no C library function newer than glibc 2.28 among $count glibc symbols"
 
+# musl (Alpine): every function rcoord takes from the C library is one musl's libc defines
+# (Debian's musl-dev). Its own libstdc++ would be built for musl there; what the binary itself
+# calls is what this checks.
+musl_libc=""
+for candidate in /usr/lib/*-linux-musl/libc.a /usr/lib/musl/lib/libc.a; do
+  [ -f "$candidate" ] && musl_libc=$candidate && break
+done
+[ -n "$musl_libc" ] || fail "musl's libc.a not found: install musl-dev (scripts/test does)"
+musl_defines=$(nm -g --defined-only "$musl_libc" 2>/dev/null | awk 'NF == 3 {print $3}' | sort -u)
+[ "$(wc -l <<<"$musl_defines")" -gt 1000 ] || fail "too few symbols read from $musl_libc"
+ours=$(awk '/GLIBC_/ && /[*]UND[*]/ {print $NF}' <<<"$dynamic" | sort -u)
+missing=$(comm -23 <(echo "$ours") <(echo "$musl_defines") | sed '/^$/d')
+[ -z "$missing" ] ||
+  fail "rcoord calls C library functions musl lacks (use syscall() or a portable call): $(tr '\n' ' ' <<<"$missing")"
+pass "every one of the $(wc -l <<<"$ours") C library functions rcoord calls is one musl defines"
+
 # Not linked statically: a static glibc loads the machine's NSS modules into itself and
 # crashes for users that only those modules know (SPEC §6).
 objdump -p "$RCOORD" | grep -q 'NEEDED.*libc\.so' || fail "rcoord does not load the C library: linked statically?"
