@@ -166,15 +166,21 @@ bool StopsWaiting::asked() const {
 void StopsWaiting::stop_now() const {
   if (!active_) return;
   g_pending = 0;
+  stop_self();
+}
+
+void stop_self() {
   struct sigaction mine {};
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   sigemptyset(&dfl.sa_mask);
   sigaction(SIGTSTP, &dfl, &mine);
-  raise(SIGTSTP);  // pending while blocked; unblocking it stops the process here
   sigset_t tstp = only(SIGTSTP);
+  sigset_t before;
+  sigprocmask(SIG_BLOCK, &tstp, &before);
+  raise(SIGTSTP);  // pending while blocked; unblocking it stops the process here
   sigprocmask(SIG_UNBLOCK, &tstp, nullptr);
-  sigprocmask(SIG_BLOCK, &tstp, nullptr);  // continued
+  sigprocmask(SIG_SETMASK, &before, nullptr);  // continued
   sigaction(SIGTSTP, &mine, nullptr);
 }
 

@@ -70,6 +70,11 @@ class StopsWaiting {
   struct sigaction previous_ {};
 };
 
+/// Stops the process as Ctrl-Z would (SIGTSTP with its default action), whatever rcoord's own
+/// handling of SIGTSTP, and returns once it is continued (fg, bg, SIGCONT). In an orphaned
+/// process group, where the system does not stop on SIGTSTP, it returns at once.
+void stop_self();
+
 /// While alive, socket waits are not interrupted by the managed signals (they stay pending).
 /// Used around work that must finish: releasing a lock, renewing it while a child runs.
 class Uninterruptible {

@@ -41,32 +41,53 @@ using Clock = std::chrono::steady_clock;
 // this often (their deaths are not ours to be told about: their parent may be another member).
 constexpr Millis kGroupPoll{20};
 
-// The terminal's foreground group goes to the child, so Ctrl-C and job control reach the
-// command the user sees, as a shell would do; it comes back when the child is gone.
+// Makes `group` the terminal's foreground group. A background group calling tcsetpgrp gets
+// SIGTTOU unless it blocks it. Safe in the command's process before its exec (no allocation).
+void hand_terminal_to(pid_t group) {
+  sigset_t ttou;
+  sigset_t old;
+  sigemptyset(&ttou);
+  sigaddset(&ttou, SIGTTOU);
+  sigprocmask(SIG_BLOCK, &ttou, &old);
+  tcsetpgrp(STDIN_FILENO, group);
+  sigprocmask(SIG_SETMASK, &old, nullptr);
+}
+
+// Whether rcoord runs in the terminal's foreground: then its command gets the terminal, so
+// that Ctrl-C, Ctrl-Z and reads of the terminal reach the command the user sees, as a shell
+// would do.
+bool terminal_is_ours() {
+  return isatty(STDIN_FILENO) != 0 && tcgetpgrp(STDIN_FILENO) == getpgrp();
+}
+
+// The terminal's foreground group handed to the command's group (by the command's process
+// itself before its exec, and here again, so neither side races the other), taken back when
+// the command's group stops (job control) or is gone, and handed to it again when rcoord is
+// continued in the foreground.
 class TerminalHandover {
  public:
-  explicit TerminalHandover(pid_t child_group) {
-    if (isatty(STDIN_FILENO) == 0 || tcgetpgrp(STDIN_FILENO) != getpgrp()) return;
+  /// `ours`: terminal_is_ours() before the command's process started (which takes it).
+  TerminalHandover(pid_t child_group, bool ours) : child_group_(child_group) {
+    if (!ours) return;
     own_group_ = getpgrp();
-    set_foreground(child_group);
+    hand_terminal_to(child_group_);
   }
-  ~TerminalHandover() {
-    if (own_group_ > 0) set_foreground(own_group_);
-  }
+  ~TerminalHandover() { take_back(); }
   TerminalHandover(const TerminalHandover&) = delete;
   TerminalHandover& operator=(const TerminalHandover&) = delete;
 
- private:
-  static void set_foreground(pid_t group) {
-    // A background group calling tcsetpgrp gets SIGTTOU unless it blocks it.
-    sigset_t ttou;
-    sigset_t old;
-    sigemptyset(&ttou);
-    sigaddset(&ttou, SIGTTOU);
-    sigprocmask(SIG_BLOCK, &ttou, &old);
-    tcsetpgrp(STDIN_FILENO, group);
-    sigprocmask(SIG_SETMASK, &old, nullptr);
+  bool handed() const { return own_group_ > 0; }
+  void take_back() const {
+    if (handed()) hand_terminal_to(own_group_);
   }
+  /// After rcoord was continued: the command's group gets the terminal again if rcoord is in
+  /// the foreground (`fg`), not if it was continued in the background (`bg`).
+  void hand_again() const {
+    if (handed() && tcgetpgrp(STDIN_FILENO) == own_group_) hand_terminal_to(child_group_);
+  }
+
+ private:
+  pid_t child_group_;
   pid_t own_group_ = -1;
 };
 
@@ -79,6 +100,7 @@ struct ChildPlan {
   /// rcoord runs again after the clone (or dies before it names it itself).
   std::atomic<std::int32_t>* guard_group = nullptr;
   int stdin_fd = -1;
+  bool take_terminal = false;  ///< the command's group becomes the terminal's foreground
   const char* file = nullptr;  ///< what to exec: the file found for argv[0] (or argv[0])
   std::vector<char*> argv;
   std::vector<std::string> added_env;  ///< "KEY=value" of opts.env
@@ -86,8 +108,9 @@ struct ChildPlan {
 };
 
 ChildPlan plan_child(const SuperviseOptions& opts, pid_t supervisor,
-                     std::atomic<std::int32_t>* guard_group) {
+                     std::atomic<std::int32_t>* guard_group, bool take_terminal) {
   ChildPlan plan;
+  plan.take_terminal = take_terminal;
   plan.supervisor = supervisor;
   plan.guard_group = guard_group;
   plan.stdin_fd = opts.stdin_fd;
@@ -120,6 +143,9 @@ int run_command(void* arg) {
   const auto& plan = *static_cast<const ChildPlan*>(arg);
   setpgid(0, 0);
   if (plan.guard_group != nullptr) plan.guard_group->store(static_cast<std::int32_t>(getpid()));
+  // Before the exec: a command that reads the terminal at once must not find itself in a
+  // background group (SIGTTIN would stop it before rcoord could hand the terminal over).
+  if (plan.take_terminal) hand_terminal_to(getpid());
   // Dies with rcoord, even by SIGKILL. Set after the clone, so check that rcoord did not die
   // before it was set (we would have been handed to another parent already).
   prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -217,9 +243,10 @@ void prepare_supervision() {
 // copy-on-write faults in rcoord), on the path from taking the lock to the command running.
 // posix_spawn itself cannot set the death signal. The child names its group in
 // `guard_group` (ChildPlan). After prepare_supervision(). Returns the pid, or -1 with errno.
-pid_t spawn_command(const SuperviseOptions& opts, std::atomic<std::int32_t>* guard_group) {
+pid_t spawn_command(const SuperviseOptions& opts, std::atomic<std::int32_t>* guard_group,
+                    bool take_terminal) {
   Prepared& state = prepared();
-  ChildPlan plan = plan_child(opts, state.process, guard_group);
+  ChildPlan plan = plan_child(opts, state.process, guard_group, take_terminal);
   if (state.stack_top == nullptr) state.stack_top = map_child_stack();
   if (state.stack_top == nullptr) return -1;
   return clone(run_command, state.stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
@@ -256,7 +283,10 @@ void close_all_from_but(int first, int keep) {
 // rcoord dies (the death signal reaches only the command itself, not what it started), or
 // stops: a supervisor stopped (SIGSTOP) or starved of the CPU renews nothing, and its command
 // must still be dead before the lease can end. One per rcoord process, started before the
-// first command (a consumer's next messages reuse it): a fork of rcoord running serve().
+// first command (a consumer's next messages reuse it): a fork of rcoord running serve(), in a
+// process group of its own, so that stopping or killing rcoord's group (a shell's job control,
+// `kill -STOP -- -PGID`) does not reach it. When it dies anyway, rcoord starts another
+// (replace_if_dead), which watches the same group and kill point.
 //
 // The group to kill (a pid, or 0 when that group is gone; the command's own process names it
 // before it execs) and the moment it must be dead by unless renewed (the lease timetable's
@@ -296,28 +326,59 @@ class Guard {
   }
   /// Whether the guard killed `group` because its kill point passed unrenewed.
   bool struck(pid_t group) const { return shared_->struck.load() == group; }
+  /// When it did (steady_clock), if it did.
+  std::optional<Clock::time_point> struck_at(pid_t group) const {
+    if (!struck(group)) return std::nullopt;
+    return Clock::time_point(Clock::duration(shared_->struck_at.load()));
+  }
+  /// Whether `pid`, a child just reaped, was the guard: then another guard is started at once
+  /// (the group it watches stays watched). Throws Error(kServer) when none can be started.
+  bool replace_if_dead(pid_t pid) {
+    if (pid != pid_) return false;
+    ::close(write_end_);
+    write_end_ = -1;
+    start();
+    if (write_end_ < 0) {
+      throw Error(kServer,
+                  fmt::format("the guard process died and cannot be started again: {}", failure_),
+                  "check the process limits (ulimit -u)");
+    }
+    return true;
+  }
+  /// Before a command starts: a guard that died since the last command (and was not reaped
+  /// yet) is replaced.
+  void ensure_running() {
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) replace_if_dead(pid_);
+  }
   Guard(const Guard&) = delete;
   Guard& operator=(const Guard&) = delete;
 
  private:
   struct Shared {
     std::atomic<std::int32_t> group{0};
-    std::atomic<std::int64_t> kill_by{0};  ///< steady_clock ns (CLOCK_MONOTONIC); 0: none
-    std::atomic<std::int32_t> struck{0};   ///< the last group killed for its kill point
+    std::atomic<std::int64_t> kill_by{0};    ///< steady_clock ns (CLOCK_MONOTONIC); 0: none
+    std::atomic<std::int32_t> struck{0};     ///< the last group killed for its kill point
+    std::atomic<std::int64_t> struck_at{0};  ///< steady_clock ns of that kill
   };
   static_assert(std::atomic<std::int64_t>::is_always_lock_free &&
                     std::atomic<std::int32_t>::is_always_lock_free,
                 "shared between processes: must not need a lock");
   static constexpr std::size_t kSharedBytes = 4096;
 
-  explicit Guard(Millis check_every) {
-    check_every = std::max(check_every, kShortestCheck);
+  explicit Guard(Millis check_every) : check_every_(std::max(check_every, kShortestCheck)) {
     void* shared = map_shared();
     if (shared == MAP_FAILED) {
       failure_ = std::strerror(errno);
       return;
     }
     shared_ = new (shared) Shared;
+    start();
+  }
+
+  // Forks the guard: its pid in pid_, the death notice's write end in write_end_ (-1 with
+  // failure_ when it could not start).
+  void start() {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) {
       failure_ = std::strerror(errno);
@@ -325,7 +386,7 @@ class Guard {
     }
     std::fflush(nullptr);
     pid_t pid = fork();
-    if (pid == 0) serve(fds[0], *shared_, check_every);
+    if (pid == 0) serve(fds[0], *shared_, check_every_);
     int err = errno;
     ::close(fds[0]);
     if (pid < 0) {
@@ -333,6 +394,8 @@ class Guard {
       failure_ = std::strerror(err);
       return;
     }
+    setpgid(pid, pid);  // both sides set it, so neither races the other
+    pid_ = pid;
     write_end_ = fds[1];  // kept open until rcoord exits: its end of file is the death notice
   }
 
@@ -346,6 +409,7 @@ class Guard {
   static constexpr Millis kShortestCheck{10};
 
   [[noreturn]] static void serve(int read_end, Shared& shared, Millis check_every) {
+    setpgid(0, 0);
     // Only SIGKILL ends it: signals meant for rcoord (its group, a terminal) stay pending.
     sigset_t all;
     sigfillset(&all);
@@ -364,6 +428,7 @@ class Guard {
       bool due = group > 0 && kill_by > 0 && group != shared.struck.load();
       if (due && now >= kill_by) {
         kill(-group, SIGKILL);
+        shared.struck_at.store(Clock::now().time_since_epoch().count());
         shared.struck.store(group);
         due = false;
       }
@@ -389,7 +454,9 @@ class Guard {
     return n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN);
   }
 
+  Millis check_every_;
   Shared* shared_ = nullptr;
+  pid_t pid_ = -1;
   int write_end_ = -1;
   std::string failure_;
 };
@@ -412,6 +479,8 @@ class Guarded {
   std::atomic<std::int32_t>* group_;
 };
 
+std::string seconds(Millis d) { return format_duration(d); }
+
 int exit_code_of(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
@@ -428,7 +497,7 @@ timespec to_timespec(Clock::duration d) {
 // loss handling.
 class Supervisor {
  public:
-  Supervisor(const SuperviseOptions& opts, Lease& lease, const Guard& guard)
+  Supervisor(const SuperviseOptions& opts, Lease& lease, Guard& guard)
       : opts_(opts), lease_(lease), guard_(guard) {
     times_ = {lease.ttl, opts.kill_grace, opts.margin, lease.taken_at + lease.ttl};
     next_renewal_ = times_.next_renewal(lease.taken_at);
@@ -452,8 +521,9 @@ class Supervisor {
     return result_;
   }
 
-  SuperviseResult run(pid_t child) {
+  SuperviseResult run(pid_t child, const TerminalHandover* terminal) {
     child_ = child;
+    terminal_ = terminal;
     if (opts_.max_run) max_run_at_ = Clock::now() + *opts_.max_run;
     sigset_t waitset = signals::managed_set();
     sigaddset(&waitset, SIGCHLD);
@@ -470,12 +540,10 @@ class Supervisor {
       }
       if (errno == EAGAIN) on_deadline();
     }
-    if (guard_.struck(child_) && !result_.lost) {
+    if (auto struck_at = guard_.struck_at(child_); struck_at && !result_.lost) {
       // rcoord was stopped or not scheduled past the kill point: the guard did its work.
       result_.lost = true;
-      result_.lost_reason =
-          "rcoord was stopped or not scheduled past the lease's kill point, and its guard "
-          "killed the command";
+      result_.lost_reason = struck_reason(*struck_at);
     }
     return result_;
   }
@@ -486,8 +554,13 @@ class Supervisor {
   void reap() {
     for (;;) {
       int status = 0;
-      pid_t pid = waitpid(-1, &status, WNOHANG);
+      pid_t pid = waitpid(-1, &status, WNOHANG | WUNTRACED);
       if (pid <= 0) return;
+      if (WIFSTOPPED(status)) {
+        if (pid == child_) follow_stop(WSTOPSIG(status));
+        continue;
+      }
+      if (guard_.replace_if_dead(pid)) continue;
       if (pid == child_ && !child_done_) {
         child_done_ = true;
         result_.exit_code = exit_code_of(status);
@@ -505,6 +578,26 @@ class Supervisor {
     }
   }
 
+  // The command was stopped by job control (Ctrl-Z, or a read of the terminal from a
+  // background group): rcoord stops too, as a shell's job would, so that the shell gets its
+  // prompt back and `fg` or `bg` continues both; the terminal comes back to rcoord meanwhile.
+  // While stopped it renews nothing: past the kill point its guard (in a group of its own, not
+  // stopped) kills the command, and the lease is lost. A stop by SIGSTOP (an operator's, or a
+  // debugger's) is not job control: rcoord goes on renewing.
+  void follow_stop(int stop_signal) {
+    if (stop_signal != SIGTSTP && stop_signal != SIGTTIN && stop_signal != SIGTTOU) return;
+    terminal_->take_back();
+    signals::stop_self();
+    terminal_->hand_again();
+    kill(-child_, SIGCONT);
+  }
+
+  // Sends `sig` to the command's group; a stopped group is continued, so that it can act on it.
+  void signal_group(int sig) const {
+    kill(-child_, sig);
+    if (sig != SIGKILL) kill(-child_, SIGCONT);
+  }
+
   // kill(2) on a process group succeeds while any member exists (EPERM: one we may not
   // signal, which still exists).
   bool group_alive() const { return kill(-child_, 0) == 0 || errno == EPERM; }
@@ -513,7 +606,7 @@ class Supervisor {
   // given back only once they are gone, so they get SIGTERM, then SIGKILL after the grace.
   void stop_stragglers() {
     result_.stragglers = 1;
-    kill(-child_, result_.lost ? SIGKILL : SIGTERM);
+    signal_group(result_.lost ? SIGKILL : SIGTERM);
     schedule_kill(Clock::now() + opts_.kill_grace);
   }
 
@@ -533,7 +626,7 @@ class Supervisor {
     // Graceful: the first signal asks rcoord to stop after this child; the next one is for it.
     if (opts_.graceful && ++signals_held_ == 1) return;
     result_.forwarded_signal = sig;
-    kill(-child_, sig);
+    signal_group(sig);
   }
 
   void on_deadline() {
@@ -545,13 +638,39 @@ class Supervisor {
     if (result_.lost) return;  // already being stopped, for a graver reason
     if (max_run_at_ && !child_done_ && now >= *max_run_at_) time_out();
     if (now >= times_.stop_at()) {
-      lose(fmt::format("it could not be renewed in time ({}); the command was stopped before "
-                       "the lease could end on the server",
-                       last_failure_.empty() ? "no answer" : last_failure_),
-           true);
+      lose(past_stop_point(now), true);
     } else if (now >= next_renewal_) {
       renew();
     }
+  }
+
+  // Why the lease is lost when the guard killed the command at `struck_at`.
+  std::string struck_reason(Clock::time_point struck_at) const {
+    return struck_at < times_.end
+               ? "rcoord was stopped or not scheduled past the lease's kill point, and its guard "
+                 "killed the command before the lease could end"
+               : "rcoord and its guard were stopped or not scheduled past the lease's end: the "
+                 "command ran on after it, and another holder may have taken it meanwhile";
+  }
+
+  // Why the lease is lost at its stop point, `now` or later: said as the clock says it, never
+  // claiming the command was stopped in time when the lease's end had passed.
+  std::string past_stop_point(Clock::time_point now) const {
+    if (auto struck_at = guard_.struck_at(child_)) return struck_reason(*struck_at);
+    if (now >= times_.end) {
+      return fmt::format(
+          "rcoord was stopped or not scheduled until {} past the lease's end: the command ran on "
+          "after it, and another holder may have taken it meanwhile",
+          seconds(std::chrono::duration_cast<Millis>(now - times_.end)));
+    }
+    if (last_failure_.empty()) {
+      return "rcoord was stopped or not scheduled past the lease's stop point; the command is "
+             "stopped before the lease can end on the server";
+    }
+    return fmt::format(
+        "it could not be renewed in time ({}); the command was stopped before "
+        "the lease could end on the server",
+        last_failure_);
   }
 
   void renew() {
@@ -585,7 +704,7 @@ class Supervisor {
   void time_out() {
     max_run_at_.reset();
     result_.timed_out = true;
-    kill(-child_, SIGTERM);
+    signal_group(SIGTERM);
     schedule_kill(Clock::now() + opts_.kill_grace);
   }
 
@@ -597,7 +716,7 @@ class Supervisor {
       kill(-child_, SIGKILL);  // only stragglers are left: nothing of the group runs unheld
       return;
     }
-    kill(-child_, SIGTERM);
+    signal_group(SIGTERM);
     auto kill_at = Clock::now() + opts_.kill_grace;
     if (unreachable) kill_at = std::min(kill_at, times_.kill_by());
     schedule_kill(kill_at);
@@ -605,7 +724,8 @@ class Supervisor {
 
   const SuperviseOptions& opts_;
   Lease& lease_;
-  const Guard& guard_;
+  Guard& guard_;
+  const TerminalHandover* terminal_ = nullptr;  ///< set by run()
   LeaseTimes times_;
   pid_t child_ = -1;
   bool child_done_ = false;
@@ -617,8 +737,6 @@ class Supervisor {
   int signals_held_ = 0;
   SuperviseResult result_;
 };
-
-std::string seconds(Millis d) { return format_duration(d); }
 
 }  // namespace
 
@@ -676,21 +794,22 @@ SuperviseResult supervise(const SuperviseOptions& opts, Lease& lease) {
   prepare_supervision();
   // First: the command inherits nothing of it.
   Guard& guard = Guard::instance(guard_check_every(lease.ttl, opts.kill_grace, opts.margin));
+  guard.ensure_running();
   Supervisor supervisor(opts, lease, guard);
   if (supervisor.too_late_to_start()) return supervisor.not_started();
   // What rcoord wrote before (a consumer's line for the message before) comes out before
   // what the command writes to the same stream.
   std::fflush(nullptr);
   Guarded guarded(guard, supervisor.kill_by());
-  pid_t child = spawn_command(opts, guarded.group());
+  bool take_terminal = !opts.graceful && terminal_is_ours();
+  pid_t child = spawn_command(opts, guarded.group(), take_terminal);
   if (child < 0) {
     throw Error(kServer, fmt::format("cannot start the command: {}", std::strerror(errno)),
                 "check the process limits (ulimit -u)");
   }
   setpgid(child, child);  // both sides set it, so neither races the other
-  std::optional<TerminalHandover> terminal;
-  if (!opts.graceful) terminal.emplace(child);
-  return supervisor.run(child);
+  TerminalHandover terminal(child, take_terminal);
+  return supervisor.run(child, &terminal);
 }
 
 }  // namespace rcoord

@@ -21,14 +21,12 @@
 #include "errors.hpp"
 #include "signals.hpp"
 
-
 namespace rcoord {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
 constexpr const char* kConnectHint = "set --url or RCOORD_URL";
-
 
 // OpenSSL's queued errors, most recent last, as one line; clears the queue.
 std::string tls_error_text() {
