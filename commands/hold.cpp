@@ -21,15 +21,19 @@ void give_back_quietly(Context& ctx, const Holding& held) {
   }
 }
 
+Millis run_margin(const Context& ctx, Millis lease) {
+  return rcoord::run_margin(ctx.settings().timeout, ctx.settings().timeout_given, lease);
+}
+
 Millis run_kill_grace(const Context& ctx, std::optional<Millis> given, Millis lease,
                       std::string_view lease_option) {
-  return fit_kill_grace(given, lease, ctx.settings().timeout, lease_option);
+  return fit_kill_grace(given, lease, run_margin(ctx, lease), lease_option);
 }
 
 void start_guard_if_waiting(const Context& ctx, std::optional<Millis> wait, Millis lease,
                             Millis kill_grace) {
   if (wait && *wait > Millis(0)) {
-    start_guard(guard_check_every(lease, kill_grace, ctx.settings().timeout));
+    start_guard(guard_check_every(lease, kill_grace, run_margin(ctx, lease)));
   }
 }
 
@@ -45,7 +49,7 @@ void warn_timed_out(Millis max_run, Millis kill_grace, std::string_view what_nex
 }
 
 int run_supervised(Context& ctx, std::string_view what, Lease& lease, HoldingOptions opts) {
-  opts.supervise.margin = ctx.settings().timeout;
+  opts.supervise.margin = run_margin(ctx, lease.ttl);
   opts.give_back_timeout = ctx.settings().timeout;
   opts.yield_after_give_back = true;  // a `run` verb exits after the give-back
   std::string after_run = opts.min_hold > Millis(0)

@@ -38,8 +38,12 @@ void emit_taken(Context& ctx, const Holding& held, const T& result, bool newly_t
   }
 }
 
+/// The room between SIGKILL and the end of a `run` form's `lease`: the --timeout, shrunk to
+/// fit a short lease unless it was given (supervise.hpp, run_margin).
+Millis run_margin(const Context& ctx, Millis lease);
+
 /// The --kill-grace of a `run` form: `given` (nullopt: the default for the lease), checked to
-/// fit in `lease` with one --timeout (SPEC §5, supervise.hpp). Throws Error(kUsage).
+/// fit in `lease` with run_margin (SPEC §6 "short leases", supervise.hpp). Throws Error(kUsage).
 Millis run_kill_grace(const Context& ctx, std::optional<Millis> given, Millis lease,
                       std::string_view lease_option = "--ttl");
 

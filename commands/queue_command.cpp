@@ -427,7 +427,7 @@ int run_consume(Context& ctx, const QueueArgs& a) {
   const Millis ack_timeout = *a.ack_timeout;  // consume's has a default
   o.supervise.command = a.command;
   o.supervise.kill_grace = run_kill_grace(ctx, a.kill_grace, ack_timeout, "--ack-timeout");
-  o.supervise.margin = ctx.settings().timeout;
+  o.supervise.margin = run_margin(ctx, ack_timeout);
   o.retry_delay = a.retry_delay;
   o.supervise.max_run = a.max_run;
   if (a.max_messages < 0) throw Error(kUsage, "--max-messages must be positive", "use e.g. 100");

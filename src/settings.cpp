@@ -276,8 +276,10 @@ class Resolver {
   void resolve_timeout() {
     if (given("timeout")) {
       settings_.timeout = duration_or_throw("--timeout", opts_.timeout);
+      settings_.timeout_given = true;
     } else if (auto t = from_config("timeout")) {
       settings_.timeout = duration_or_throw("timeout in the config file", *t);
+      settings_.timeout_given = true;
     }
     if (settings_.timeout.count() <= 0) {
       throw Error(kUsage, "--timeout must be positive", "use e.g. --timeout 2s");

@@ -108,6 +108,9 @@ struct Settings {
   /// `lock` only); otherwise just `endpoint`.
   std::vector<Endpoint> endpoints;
   Millis timeout{2000};
+  /// Whether the timeout was chosen (--timeout, or the config file) rather than the default,
+  /// which a `run` form may shrink to fit a short lease (supervise.hpp, run_margin).
+  bool timeout_given = false;
   std::string prefix = "rcoord:";
   Format format = Format::kText;
   bool quiet = false;

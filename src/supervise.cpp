@@ -510,14 +510,37 @@ class Supervisor {
   // machine) that the command would start without the time the lease needs to stop it.
   bool too_late_to_start() const { return Clock::now() >= times_.stop_at(); }
 
+  // The take was answered too late to start the command in the lease counted from its send
+  // (a slow or lossy network, rcoord stopped or starved while it waited): one renewal, counted
+  // from now, gives the command a whole lease, if the lease is still this holder's. Whether
+  // it succeeded; when not, not_started() says why.
+  bool renew_before_start() {
+    auto sent = Clock::now();
+    LeaseTimes renewed = times_;
+    renewed.renewed(sent);
+    try {
+      if (!lease_.renew(renewed.stop_at())) {
+        late_failure_ = "it is now held by someone else, or expired";
+        return false;
+      }
+    } catch (const Error& e) {
+      late_failure_ = e.what();
+      return false;
+    }
+    times_ = renewed;
+    next_renewal_ = times_.next_renewal(sent);
+    return !too_late_to_start();
+  }
+
   // The result of a command that was never started, its lease being too late for it.
   SuperviseResult not_started() {
     result_.lost = true;
     result_.started = false;
     result_.exit_code = kLost;  // no command status: a consumer's last code says "lost"
-    result_.lost_reason =
-        "its take was answered while rcoord was stopped or not scheduled, too "
-        "late to run the command in its lease";
+    result_.lost_reason = fmt::format(
+        "its take was answered too late to run the command in its lease (rcoord stopped or not "
+        "scheduled, or a slow network), and renewing it failed: {}",
+        late_failure_.empty() ? "its answer came too late again" : late_failure_);
     return result_;
   }
 
@@ -734,6 +757,7 @@ class Supervisor {
   std::optional<Clock::time_point> kill_at_;
   std::optional<Clock::time_point> max_run_at_;  ///< --max-run's end, until it has struck
   std::string last_failure_;
+  std::string late_failure_;  ///< why renew_before_start() failed
   int signals_held_ = 0;
   SuperviseResult result_;
 };
@@ -757,25 +781,31 @@ Clock::time_point LeaseTimes::next_renewal(Clock::time_point sent) const {
 
 Millis default_kill_grace(Millis ttl) { return std::min(Millis(10'000), ttl / 3); }
 
-Millis fit_kill_grace(std::optional<Millis> given, Millis ttl, Millis timeout,
+Millis run_margin(Millis timeout, bool timeout_given, Millis ttl) {
+  return timeout_given ? timeout : std::min(timeout, ttl / 4);
+}
+
+Millis fit_kill_grace(std::optional<Millis> given, Millis ttl, Millis margin,
                       std::string_view ttl_option) {
-  Millis grace = given.value_or(default_kill_grace(ttl));
-  if (grace + timeout < ttl) return grace;
-  if (given && timeout < ttl) {
+  // The default shrinks with a short lease: at most half of what the margin leaves.
+  Millis grace = given.value_or(std::min(default_kill_grace(ttl), (ttl - margin) / 2));
+  if (grace > Millis(0) && grace + margin < ttl) return grace;
+  if (given && margin < ttl) {
     throw Error(kUsage,
                 fmt::format("--kill-grace {} does not fit {} {}: the command must be dead one "
                             "--timeout ({}) before the lease can end",
-                            seconds(grace), ttl_option, seconds(ttl), seconds(timeout)),
+                            seconds(grace), ttl_option, seconds(ttl), seconds(margin)),
                 fmt::format("give a --kill-grace shorter than {}, a longer {}, or a shorter "
-                            "--timeout (the default grace is the smaller of 10s and {}/3)",
-                            seconds(ttl - timeout), ttl_option, ttl_option));
+                            "--timeout; without --kill-grace the grace fits the lease",
+                            seconds(ttl - margin), ttl_option));
   }
   throw Error(kUsage,
-              fmt::format("{} {} is too short to stop the command in time: it must be longer "
-                          "than --kill-grace ({}) plus --timeout ({})",
-                          ttl_option, seconds(ttl), seconds(grace), seconds(timeout)),
-              fmt::format("give a {} longer than {}, or a shorter --timeout", ttl_option,
-                          seconds(grace + timeout)));
+              fmt::format("{} {} is too short for --timeout {}: the command must be stopped and "
+                          "dead one --timeout before the lease can end",
+                          ttl_option, seconds(ttl), seconds(margin)),
+              fmt::format("give a {} longer than {}, or a shorter --timeout; without --timeout "
+                          "the timeout fits the lease",
+                          ttl_option, seconds(margin + std::max(grace, Millis(1)))));
 }
 
 Millis guard_check_every(Millis ttl, Millis kill_grace, Millis margin) {
@@ -796,7 +826,9 @@ SuperviseResult supervise(const SuperviseOptions& opts, Lease& lease) {
   Guard& guard = Guard::instance(guard_check_every(lease.ttl, opts.kill_grace, opts.margin));
   guard.ensure_running();
   Supervisor supervisor(opts, lease, guard);
-  if (supervisor.too_late_to_start()) return supervisor.not_started();
+  if (supervisor.too_late_to_start() && !supervisor.renew_before_start()) {
+    return supervisor.not_started();
+  }
   // What rcoord wrote before (a consumer's line for the message before) comes out before
   // what the command writes to the same stream.
   std::fflush(nullptr);

@@ -59,10 +59,16 @@ struct LeaseTimes {
 /// The default --kill-grace for a lease of `ttl`: the smaller of 10s and a third of it.
 Millis default_kill_grace(Millis ttl);
 
-/// The kill grace a `run` form uses: `given`, else the default. Throws Error(kUsage) with a
-/// hint when it and one `timeout` do not fit in the lease (see above); `ttl_option` names the
-/// lease's option in the message (`--ttl`, `--ack-timeout`).
-Millis fit_kill_grace(std::optional<Millis> given, Millis ttl, Millis timeout,
+/// The room a `run` form keeps between SIGKILL and the lease's end (its --timeout when one
+/// was given; otherwise the --timeout, shrunk to a quarter of a short lease), so that any
+/// lease of 1s or more fits the defaults (SPEC §6 "short leases").
+Millis run_margin(Millis timeout, bool timeout_given, Millis ttl);
+
+/// The kill grace a `run` form uses: `given`, else the default (which shrinks to fit a short
+/// lease). Throws Error(kUsage) with a hint when it and the `margin` do not fit in the lease
+/// (only possible with a --kill-grace or --timeout given); `ttl_option` names the lease's
+/// option in the message (`--ttl`, `--ack-timeout`).
+Millis fit_kill_grace(std::optional<Millis> given, Millis ttl, Millis margin,
                       std::string_view ttl_option);
 
 struct SuperviseOptions {

@@ -85,3 +85,49 @@ took=$(($(now_ms) - stopped_at))
 assert_eq "$code" 5
 [ "$took" -le "$(scaled 2500)" ] || fail "noticed the loss after ${took}ms; the lease is 1.5s"
 pass "Redis gone: exit 5 within the lease (${took}ms)"
+
+# --- short leases with the default options (SPEC §6): 1.5s and 3s, no --timeout, no grace ---
+# The default --timeout (2s) and grace (TTL/3) shrink to fit: a holder's crash, a break while
+# its command runs and a command that ignores SIGTERM behave as with a long lease.
+for ttl_ms in 1500 3000; do
+  ttl="${ttl_ms}ms"
+  grace=$((ttl_ms / 3))
+  "$RCOORD" lock run "crash$ttl" --ttl "$ttl" -- sh -c 'echo $$ >"$0"; exec sleep 30' \
+    "$TEST_TMP/crash$ttl.pid" &
+  runner=$!
+  track $runner
+  wait_until 10 test -s "$TEST_TMP/crash$ttl.pid" || fail "--ttl $ttl: run never started its command"
+  kill -9 $runner "$(cat "$TEST_TMP/crash$ttl.pid")"
+  wait $runner 2>/dev/null || true
+  killed_at=$(now_ms)
+  left=$(redis-cli -p "$R_PORT" pttl "rcoord:{lock:crash$ttl}")
+  [ "$left" -gt 0 ] || fail "--ttl $ttl: the lock was gone right after the crash (pttl $left)"
+  expect 0 "$RCOORD" lock acquire "crash$ttl" --wait 5s
+  crash_took=$(($(now_ms) - killed_at))
+  [ "$crash_took" -ge "$left" ] ||
+    fail "--ttl $ttl: taken ${crash_took}ms after the crash, ${left}ms were left"
+
+  rm -f "$TEST_TMP/victim-ready" "$TEST_TMP/got-term"
+  "$RCOORD" lock run "lost$ttl" --ttl "$ttl" -- sh "$TEST_TMP/victim.sh" 2>"$TEST_TMP/lost.err" &
+  runner=$!
+  track $runner
+  wait_until 10 test -e "$TEST_TMP/victim-ready" || fail "--ttl $ttl: run never started its command"
+  "$RCOORD" lock break "lost$ttl" >/dev/null
+  code=0; wait $runner || code=$?
+  assert_eq "$code" 5 "--ttl $ttl: exit code after lock loss"
+  [ -e "$TEST_TMP/got-term" ] || fail "--ttl $ttl: the child did not get SIGTERM"
+
+  "$RCOORD" lock run "stubborn$ttl" --ttl "$ttl" -- \
+    sh -c 'trap "" TERM; sleep 30 & echo $! >"$0"; wait; wait' "$TEST_TMP/stubborn$ttl.pid" &
+  runner=$!
+  track $runner
+  wait_until 10 test -s "$TEST_TMP/stubborn$ttl.pid" || fail "--ttl $ttl: stubborn child did not start"
+  broken_at=$(now_ms)
+  "$RCOORD" lock break "stubborn$ttl" >/dev/null
+  code=0; wait $runner || code=$?
+  took=$(($(now_ms) - broken_at))
+  assert_eq "$code" 5 "--ttl $ttl: exit code of a stubborn command's lost lock"
+  [ "$took" -ge "$grace" ] || fail "--ttl $ttl: SIGKILL before the default grace of ${grace}ms: ${took}ms"
+  wait_until 5 dead "$(cat "$TEST_TMP/stubborn$ttl.pid")" || fail "--ttl $ttl: the group's sleep survived"
+  pass "--ttl $ttl with the default options: crash (taken after ${crash_took}ms), loss, SIGKILL ${took}ms after the loss (grace ${grace}ms)"
+done

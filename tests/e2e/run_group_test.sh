@@ -155,17 +155,25 @@ assert_eq "$(grep -c 'its guard killed the command' "$TEST_TMP/q.err")" 1 "one m
 assert_eq "$(cat "$TEST_TMP/q.pids.done")" m2 "only the next message ran to its end"
 pass "a stopped consumer: the guard killed the message's command, the next message ran as usual"
 
-# --- --kill-grace must fit in the lease --------------------------------------------------
-expect 2 "$RCOORD" lock run x --ttl 3s -- true
-assert_contains "$ERR" "--ttl 3s is too short to stop the command in time"
-assert_contains "$ERR" "--timeout"
+# --- short leases fit the defaults; only a --kill-grace or --timeout given can fail to fit ----
+# SPEC §6 "short leases": with the default --timeout (2s) every run form and queue consume
+# works for a lease of 1s or more; the default grace and the margin shrink to fit it.
+for ttl in 1s 1500ms 2s 3s; do
+  expect 0 "$RCOORD" lock run x --ttl "$ttl" -- true
+  expect 0 "$RCOORD" sem run x --limit 1 --ttl "$ttl" -- true
+  expect 0 "$RCOORD" elect run x --id me --ttl "$ttl" -- true
+  expect 0 "$RCOORD" queue push short "m-$ttl"
+  expect 0 "$RCOORD" queue consume short --ack-timeout "$ttl" --max-messages 1 -- true
+done
+pass "every run form and queue consume work with the default options for leases of 1s, 1.5s, 2s and 3s"
+
+expect 2 "$RCOORD" --timeout 3s lock run x --ttl 3s -- true
+assert_contains "$ERR" "--ttl 3s is too short for --timeout 3s"
+assert_contains "$ERR" "a shorter --timeout"
 expect 2 "$RCOORD" lock run x --ttl 30s --kill-grace 29s -- true
 assert_contains "$ERR" "--kill-grace 29s does not fit --ttl 30s"
-expect 2 "$RCOORD" sem run x --limit 1 --ttl 2s -- true
-expect 2 "$RCOORD" elect run x --id me --ttl 2s -- true
-expect 2 "$RCOORD" queue consume x --ack-timeout 2s -- true
+expect 2 "$RCOORD" --timeout 2s queue consume x --ack-timeout 2s -- true
 assert_contains "$ERR" "--ack-timeout 2s is too short"
-expect 2 "$RCOORD" -u "$R_URL" -u "$R_URL/1" -u "$R_URL/2" lock run x --ttl 3s -- true
 expect 0 "$RCOORD" --timeout 500ms lock run x --ttl 3s -- true
 expect 0 "$RCOORD" lock run x --ttl 30s --kill-grace 27s --timeout 1s -- true
 for form in "lock run x --ttl 1s" "sem run x --limit 1 --ttl 1s" "elect run x --id me --ttl 1s" \
@@ -175,7 +183,7 @@ for form in "lock run x --ttl 1s" "sem run x --limit 1 --ttl 1s" "elect run x --
   assert_contains "$ERR" "--kill-grace 5s does not fit"
 done
 expect 1 "$RCOORD" lock status x
-pass "a --kill-grace (or TTL) that cannot fit is a usage error with a hint; nothing taken"
+pass "a --kill-grace or --timeout given that cannot fit is a usage error with a hint; nothing taken"
 
 # The default grace is TTL/3 (here 1s): the command notes its SIGTERM and goes on; SIGKILL
 # comes about 1s later. --max-run sends the SIGTERM (scaled: the command must have set its trap

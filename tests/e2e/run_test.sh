@@ -168,29 +168,43 @@ assert_released_kept "$(sed -n 2p <<<"$OUT")" 3 1 "$hold"
 [ "$(json_field "$(sed -n 2p <<<"$OUT")" mode)" = shared ] || fail "the kept share's release is not shared: $OUT"
 pass "--shared --min-hold: the reader's release recorded with kept_ms, its lapse no expired"
 
-# A waiter stopped (SIGSTOP) while the lock is handed to it reads the take's reply only
-# after its lease's stop point: the command must not start at all (it would run with no time
-# left to stop it before the lease ends). Exit 5, the lock given back.
-expect 0 "$RCOORD" lock acquire late --ttl 10m
-holder=$OUT
-"$RCOORD" lock run late --ttl 4s --kill-grace 500ms --wait forever -- touch "$TEST_TMP/late-ran" \
-  2>"$TEST_TMP/late-err" &
-late=$!
-track $late
-wait_blocked "$R_PORTS" 1
-kill -STOP $late
-# released at once, while the waiter's wait (and the take behind it) is still on the server
-expect 0 "$RCOORD" lock release late --token "$holder"
-expect 0 "$RCOORD" lock status late --json
-assert_eq "$(json_field "$OUT" pid)" "$late" "the stopped waiter was handed the lock"
-sleep 2 # past its stop point: its take was sent before, and 4s - 0.5s grace - 2s timeout after
-kill -CONT $late
-code=0; wait $late || code=$?
-assert_eq "$code" 5 "a lease past its stop point is lost"
-[ ! -e "$TEST_TMP/late-ran" ] || fail "the command started after its lease's stop point"
-assert_contains "$(cat "$TEST_TMP/late-err")" "lost before the command could start"
-expect 1 "$RCOORD" lock status late
-pass "a take answered past the lease's stop point (the waiter was stopped) runs nothing, exit 5"
+# A waiter stopped (SIGSTOP) while the lock is handed to it reads the take's reply only after
+# its lease's stop point (SPEC §6 "no false loss"): it renews once before it gives up. Continued
+# while the lease still stands on the server, the renewal succeeds and the command runs with a
+# whole lease; continued after the lease ended, the renewal fails and nothing runs (exit 5).
+# late_waiter NAME PAUSE: a `lock run NAME --ttl 4s` handed the lock while stopped, continued
+# PAUSE seconds later; sets CODE. (A 4s lease with the default options: stop point 1.67s after
+# the take, the lease's end 4s after it. A wait of at most a quarter of the lease sends its take
+# behind the wait, which the server runs on the release while the waiter is stopped.)
+late_waiter() {
+  expect 0 "$RCOORD" lock acquire "$1" --ttl 10m
+  local holder=$OUT waiter
+  rm -f "$TEST_TMP/$1-ran"
+  "$RCOORD" lock run "$1" --ttl 4s --wait forever -- touch "$TEST_TMP/$1-ran" 2>"$TEST_TMP/$1-err" &
+  waiter=$!
+  track $waiter
+  wait_blocked "$R_PORTS" 1
+  kill -STOP $waiter
+  # released at once, while the waiter's wait (and the take behind it) is still on the server
+  expect 0 "$RCOORD" lock release "$1" --token "$holder"
+  expect 0 "$RCOORD" lock status "$1" --json
+  assert_eq "$(json_field "$OUT" pid)" "$waiter" "the stopped waiter was handed the lock"
+  sleep "$2"
+  kill -CONT $waiter
+  CODE=0
+  wait $waiter || CODE=$?
+}
+late_waiter late 2.3 # past the stop point (1.67s), before the lease's end (4s)
+assert_eq "$CODE" 0 "a late take renewed: the command ran"
+[ -e "$TEST_TMP/late-ran" ] || fail "the command did not run after the renewal"
+pass "a take answered past the lease's stop point renews once, and the command runs with a whole lease"
+late_waiter gone 4.6 # past the lease's end: it expired on the server
+assert_eq "$CODE" 5 "a lease that ended before its take was read is lost"
+[ ! -e "$TEST_TMP/gone-ran" ] || fail "the command started after its lease had ended"
+assert_contains "$(cat "$TEST_TMP/gone-err")" "lost before the command could start"
+assert_contains "$(cat "$TEST_TMP/gone-err")" "renewing it failed"
+expect 1 "$RCOORD" lock status gone
+pass "a take answered after its lease ended (the waiter was stopped) runs nothing, exit 5"
 
 # A `lock run` whose release woke a waiter ends at nice 19, so that its exit yields the CPU to
 # the next holder; with nobody waiting it leaves its priority alone. strace sees it: the process

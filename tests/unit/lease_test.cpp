@@ -57,6 +57,22 @@ TEST_CASE("the default kill grace is the smaller of 10s and a third of the TTL")
         Millis(27'000));
 }
 
+TEST_CASE("short leases: the default timeout and grace shrink to fit any lease of 1s or more") {
+  using rcoord::fit_kill_grace;
+  using rcoord::run_margin;
+  for (Millis ttl : {Millis(1'000), Millis(1'500), Millis(3'000), Millis(6'000), Millis(30'000)}) {
+    Millis margin = run_margin(Millis(2'000), false, ttl);
+    Millis grace = fit_kill_grace(std::nullopt, ttl, margin, "--ttl");
+    CHECK(grace > Millis(0));
+    CHECK(grace + margin < ttl);
+  }
+  CHECK(run_margin(Millis(2'000), false, Millis(30'000)) == Millis(2'000));  // long: unchanged
+  CHECK(run_margin(Millis(2'000), false, Millis(3'000)) == Millis(750));
+  CHECK(run_margin(Millis(2'000), true, Millis(3'000)) == Millis(2'000));  // given: kept
+  // A --timeout given with the default grace: the grace shrinks to what is left.
+  CHECK(fit_kill_grace(std::nullopt, Millis(3'000), Millis(2'000), "--ttl") == Millis(500));
+}
+
 TEST_CASE("a kill grace or TTL that leaves no time to stop the command is a usage error") {
   auto code_of = [](auto fn) {
     try {
@@ -70,14 +86,16 @@ TEST_CASE("a kill grace or TTL that leaves no time to stop the command is a usag
   CHECK(code_of([] {
           rcoord::fit_kill_grace(Millis(28'000), Millis(30'000), Millis(2'000), "--ttl");
         }) == rcoord::kUsage);
-  // the default grace of a 3s lease (1s) and the default timeout (2s) fill it
+  // a --timeout as long as the lease leaves no room for any grace
   CHECK(code_of([] {
-          rcoord::fit_kill_grace(std::nullopt, Millis(3'000), Millis(2'000), "--ttl");
+          rcoord::fit_kill_grace(std::nullopt, Millis(3'000), Millis(3'000), "--ttl");
         }) == rcoord::kUsage);
   try {
-    rcoord::fit_kill_grace(std::nullopt, Millis(3'000), Millis(2'000), "--ack-timeout");
+    rcoord::fit_kill_grace(std::nullopt, Millis(3'000), Millis(3'000), "--ack-timeout");
+    FAIL("no usage error");
   } catch (const rcoord::Error& e) {
-    CHECK(std::string(e.what()).find("--ack-timeout 3s is too short") != std::string::npos);
-    CHECK(std::string(e.hint()).find("--ack-timeout longer than 3s") != std::string::npos);
+    CHECK(std::string(e.what()).find("--ack-timeout 3s is too short for --timeout 3s") !=
+          std::string::npos);
+    CHECK(std::string(e.hint()).find("--ack-timeout longer than 3001ms") != std::string::npos);
   }
 }
