@@ -8,7 +8,7 @@ BUILD=$(cd "$(dirname "$RCOORD")" && pwd)
 
 cmake --install "$BUILD" --prefix "$TEST_TMP/prefix" >/dev/null
 for f in bin/rcoord share/man/man1/rcoord.1.gz share/bash-completion/completions/rcoord \
-  share/zsh/vendor-completions/_rcoord share/fish/vendor_completions.d/rcoord.fish \
+  share/zsh/site-functions/_rcoord share/fish/vendor_completions.d/rcoord.fish \
   share/doc/rcoord/copyright; do
   [ -f "$TEST_TMP/prefix/$f" ] || fail "cmake --install did not place $f"
 done

@@ -113,7 +113,7 @@ first_ms=$(($(now_ms) - start))
 check_run "$TEST_TMP/run1.log" "$PORT"
 "$prefix/bin/rcoord" --version >/dev/null || fail "the installed rcoord does not run"
 for file in share/man/man1/rcoord.1.gz share/bash-completion/completions/rcoord \
-  share/zsh/vendor-completions/_rcoord share/fish/vendor_completions.d/rcoord.fish; do
+  share/zsh/site-functions/_rcoord share/fish/vendor_completions.d/rcoord.fish; do
   [ -s "$prefix/$file" ] || fail "the quickstart did not install $file"
 done
 gzip -t "$prefix/share/man/man1/rcoord.1.gz" || fail "the installed man page is not gzip"
