@@ -4,7 +4,8 @@
 # nothing answers yet, so it starts its own redis-server there and stops it at the end. Its demo
 # must show one host running the job while the other exits 1. It never touches port 6379 or
 # /usr/local. It compiles rcoord (a release build of the binary and the man page only), which
-# is most of its cost.
+# is most of its cost. Then the README's second command, in the same clone, configures build/
+# with the test suite that the quickstart left out.
 source "$(dirname "$0")/lib.sh"
 need_redis
 SRC=${RCOORD_SOURCE_DIR:?}
@@ -112,7 +113,7 @@ first_ms=$(($(now_ms) - start))
 check_run "$TEST_TMP/run1.log" "$PORT"
 "$prefix/bin/rcoord" --version >/dev/null || fail "the installed rcoord does not run"
 for file in share/man/man1/rcoord.1.gz share/bash-completion/completions/rcoord \
-  share/zsh/vendor-completions/_rcoord share/fish/vendor_completions.d/rcoord.fish; do
+  share/zsh/site-functions/_rcoord share/fish/vendor_completions.d/rcoord.fish; do
   [ -s "$prefix/$file" ] || fail "the quickstart did not install $file"
 done
 gzip -t "$prefix/share/man/man1/rcoord.1.gz" || fail "the installed man page is not gzip"
@@ -125,3 +126,19 @@ run_quickstart "$TEST_TMP/run2.log"
 check_run "$TEST_TMP/run2.log" "$PORT"
 assert_contains "$(cat "$TEST_TMP/run2.log")" "no work to do" "the second run rebuilds nothing"
 pass "scripts/quickstart runs again ($(($(now_ms) - start)) ms)"
+
+# The README's second command after the first: scripts/test reuses the build/ the quickstart
+# configured without the tests, and must turn them on there. Only its configure step runs
+# (building and running the suite is what the rest of this suite does); every e2e script of
+# the clone must then be a test ctest finds.
+listed() { (cd "$clone/build" && ctest -N 2>/dev/null); }
+assert_contains "$(listed)" "Total Tests: 0" "the quickstart's build/ has no tests"
+env -u BUILD_DIR HOME="$TEST_TMP/home" TMPDIR="$TEST_TMP/tmp" "$clone/scripts/test" --configure-only \
+  >"$TEST_TMP/test-configure.log" 2>&1 </dev/null ||
+  fail "scripts/test --configure-only failed: $(tail -n 20 "$TEST_TMP/test-configure.log")"
+tests=$(listed)
+for script in "$clone"/tests/e2e/*_test.sh; do
+  name=$(basename "$script" .sh)
+  grep -q "e2e: $name\$" <<<"$tests" || fail "after the quickstart, scripts/test's build/ lacks 'e2e: $name'"
+done
+pass "after the quickstart, scripts/test configures build/ with every test ($(grep -c ' Test *#' <<<"$tests") found)"
