@@ -202,25 +202,76 @@ void Transport::connect_socket(const Endpoint& endpoint, const Deadline& deadlin
     reinterpret_cast<sockaddr_in*>(&storage)->sin_port = port;  // same offset in sockaddr_in6
   }
 
-  fd_ = OwnedFd(::socket(storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-  if (!is_open()) fail("cannot create a socket", std::strerror(errno));
+  fd_ = connect_tcp(storage, len, deadline);
   int one = 1;
   setsockopt(fd_.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  if (::connect(fd_.get(), reinterpret_cast<sockaddr*>(&storage), len) != 0) {
-    if (errno != EINPROGRESS) {
-      fail(fmt::format("cannot connect to {}: {}", peer_, std::strerror(errno)), kConnectHint);
+}
+
+// A lost SYN (or SYN-ACK) is sent again by the kernel only after a second, then three more: on
+// a lossy path one connection in a few hundred would take longer than a 2s --timeout, and a
+// take then fails with nothing wrong but a packet. So a connect that has no answer after
+// kFirstRetry starts another attempt beside it (a new socket, a new SYN at once), then again
+// at doubling intervals, up to kMaxAttempts; the first attempt to connect wins, the others are
+// closed. On a healthy path the first answers in a round trip and nothing else is sent.
+Transport::OwnedFd Transport::connect_tcp(const sockaddr_storage& address, socklen_t length,
+                                          const Deadline& deadline) {
+  constexpr Millis kFirstRetry{250};
+  constexpr std::size_t kMaxAttempts = 4;
+  std::vector<OwnedFd> attempts;
+  std::string last_error;
+  auto start_attempt = [&] {
+    OwnedFd fd(::socket(address.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (fd.get() < 0) fail("cannot create a socket", std::strerror(errno));
+    if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), length) != 0 &&
+        errno != EINPROGRESS) {
+      last_error = std::strerror(errno);
+      return false;  // refused at once (nothing listens, no route): no use trying again
     }
-    if (!wait_for(POLLOUT, deadline)) {
-      fail(fmt::format("cannot connect to {}: timed out {}", peer_, deadline.missed("after")),
-           "check the address, or raise --timeout");
+    attempts.push_back(std::move(fd));
+    return true;
+  };
+  if (!start_attempt()) {
+    fail(fmt::format("cannot connect to {}: {}", peer_, last_error), kConnectHint);
+  }
+  Millis step = kFirstRetry;
+  auto next_attempt = Clock::now() + step;
+  for (;;) {
+    auto now = Clock::now();
+    if (now >= deadline.at) break;
+    auto until = attempts.size() < kMaxAttempts ? std::min(deadline.at, next_attempt) : deadline.at;
+    std::vector<pollfd> polled;
+    for (const auto& fd : attempts) polled.push_back({fd.get(), POLLOUT, 0});
+    auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(until - now);
+    timespec ts{static_cast<time_t>(left.count() / 1'000'000'000),
+                static_cast<long>(left.count() % 1'000'000'000)};
+    int n = ppoll(polled.data(), polled.size(), &ts, signals::wait_mask());
+    if (n < 0 && errno == EINTR) {
+      if (signals::wait_mask() != nullptr && signals::pending() != 0) {
+        throw Error(kInterrupted, fmt::format("interrupted by signal {}", signals::pending()));
+      }
+      continue;
     }
-    int err = 0;
-    socklen_t err_len = sizeof(err);
-    getsockopt(fd_.get(), SOL_SOCKET, SO_ERROR, &err, &err_len);
-    if (err != 0) {
+    if (n < 0)
+      fail(fmt::format("poll failed on {}: {}", peer_, std::strerror(errno)), kConnectHint);
+    for (std::size_t i = 0; n > 0 && i < polled.size(); ++i) {
+      if (polled[i].revents == 0) continue;
+      int err = 0;
+      socklen_t err_len = sizeof(err);
+      getsockopt(polled[i].fd, SOL_SOCKET, SO_ERROR, &err, &err_len);
+      if (err == 0) return std::move(attempts[i]);
+      // Refused or unreachable: an answer, and the same for any other attempt.
       fail(fmt::format("cannot connect to {}: {}", peer_, std::strerror(err)), kConnectHint);
     }
+    if (n == 0 && Clock::now() >= next_attempt && attempts.size() < kMaxAttempts) {
+      if (!start_attempt()) {
+        fail(fmt::format("cannot connect to {}: {}", peer_, last_error), kConnectHint);
+      }
+      step *= 2;
+      next_attempt = Clock::now() + step;
+    }
   }
+  fail(fmt::format("cannot connect to {}: timed out {}", peer_, deadline.missed("after")),
+       "check the address, or raise --timeout");
 }
 
 void Transport::start_tls(const Endpoint& endpoint, const Deadline& deadline) {

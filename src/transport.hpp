@@ -3,6 +3,8 @@
 /// for it, and every wait a poll() with a deadline. Requests go out as RESP bytes, replies
 /// come back parsed (reply.hpp); what they mean is the caller's business.
 
+#include <sys/socket.h>
+
 #include <chrono>
 #include <cstddef>
 #include <memory>
@@ -88,6 +90,9 @@ class Transport {
     void operator()(ssl_st* tls) const;
   };
   void connect_socket(const Endpoint& endpoint, const Deadline& deadline);
+  /// A TCP connection to `address`, with more attempts beside the first when it goes
+  /// unanswered (a lost SYN); fails (throws) by `deadline`.
+  OwnedFd connect_tcp(const sockaddr_storage& address, socklen_t length, const Deadline& deadline);
   void start_tls(const Endpoint& endpoint, const Deadline& deadline);
   /// Reads what the socket has into the parser; false when it would block.
   bool read_some();
