@@ -13,11 +13,11 @@
 ///                command gets SIGTERM (a renewal never waits past stop_at);
 ///     kill     = stop_at + kill_grace = end - margin: SIGKILL to the whole group.
 ///
-/// The margin is one --timeout: time for the SIGKILL to land and for rcoord itself to be
-/// scheduled late. Renewals go out every TTL/3, or earlier so that each one has half the
-/// way to stop_at (at least 1.5 s when that is at most two thirds of the way, for TCP to
-/// resend a lost packet three times), and are retried until stop_at. So the TTL must exceed
-/// kill_grace + margin (fit_kill_grace checks it).
+/// The margin is one --timeout (the default shrunk to a quarter of a short lease: run_margin):
+/// time for the SIGKILL to land and for rcoord itself to be scheduled late. Renewals go out every
+/// TTL/3, or earlier so that each one has half the way to stop_at (at least 1.5 s when that is at
+/// most two thirds of the way, for TCP to resend a lost packet three times), and are retried until
+/// stop_at. So the TTL must exceed kill_grace + margin (fit_kill_grace checks it).
 ///
 /// --max-run adds one more point to the same timetable: the command's start + max_run, when a
 /// command still running gets SIGTERM and, kill_grace later, SIGKILL. The lease is renewed on
@@ -106,8 +106,9 @@ struct SuperviseResult {
 /// command dies with it (a death signal on the child, and a guard process that kills the
 /// group); if rcoord is stopped or starved past the lease's kill point, the guard kills the
 /// group then, and the result says lost. A lease already past its stop point (the take's reply was
-/// read too late) is lost before the command starts: it is not started at all. Throws Error(kUsage)
-/// for an empty command; the child exits 127 (126) when exec fails.
+/// read too late) is renewed once first; when that fails it is lost before the command starts,
+/// which is not started at all. Throws Error(kUsage) for an empty command; the child exits 127
+/// (126) when exec fails. The process start is spawn.hpp's, the guard guard.hpp's.
 SuperviseResult supervise(const SuperviseOptions& opts, Lease& lease);
 
 /// How often the guard looks at what it watches, for leases of `ttl` with this kill grace and

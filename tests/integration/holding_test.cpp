@@ -160,21 +160,38 @@ TEST_CASE_FIXTURE(HoldingFixture, "run_holding: a lease lost while the command r
 }
 
 TEST_CASE_FIXTURE(HoldingFixture,
-                  "run_holding: a lease past its stop point at the start never runs the command") {
+                  "run_holding: a lease past its stop point at the start renews once, then runs") {
   const Millis ttl{3'000};
   auto taken = lock::acquire(conn, keys, "late", {ttl, std::nullopt, ""});
   REQUIRE(taken.acquired);
   auto lease = lock::lease(conn, keys, taken, ttl);
   // As if rcoord had been stopped between sending the take and reading its reply: the stop
-  // point (taken_at + ttl - kill_grace - margin) has passed.
+  // point (taken_at + ttl - kill_grace - margin) has passed, but the lease stands on the server.
   lease.taken_at -= ttl - Millis(400);
   std::string marker = "/tmp/rcoord-holding-" + std::to_string(getpid()) + "-late";
+  std::remove(marker.c_str());
+  CHECK(rcoord::run_holding(lease, options({"touch", marker}), record()) == rcoord::kYes);
+  CHECK(events.empty());
+  CHECK(std::fopen(marker.c_str(), "r") != nullptr);  // the command ran
+  std::remove(marker.c_str());
+  CHECK_FALSE(lock::status(conn, keys, "late").held);  // given back after it
+}
+
+TEST_CASE_FIXTURE(HoldingFixture,
+                  "run_holding: a late lease that cannot be renewed never runs the command") {
+  const Millis ttl{3'000};
+  auto taken = lock::acquire(conn, keys, "gone", {ttl, std::nullopt, ""});
+  REQUIRE(taken.acquired);
+  auto lease = lock::lease(conn, keys, taken, ttl);
+  lease.taken_at -= ttl - Millis(400);
+  lock::break_lock(conn, keys, "gone");  // the lease ended on the server meanwhile
+  std::string marker = "/tmp/rcoord-holding-" + std::to_string(getpid()) + "-gone";
   std::remove(marker.c_str());
   CHECK(rcoord::run_holding(lease, options({"touch", marker}), record()) == rcoord::kLost);
   REQUIRE(events.size() == 1);
   CHECK(events.front() == rcoord::HoldEvent::Kind::kLostUnstarted);
-  CHECK(std::fopen(marker.c_str(), "r") == nullptr);   // the command never ran
-  CHECK_FALSE(lock::status(conn, keys, "late").held);  // given back all the same
+  CHECK(std::fopen(marker.c_str(), "r") == nullptr);  // the command never ran
+  CHECK_FALSE(lock::status(conn, keys, "gone").held);
 }
 
 TEST_CASE_FIXTURE(HoldingFixture, "run_holding: past max_run the command is stopped, exit 124") {
