@@ -108,7 +108,24 @@ kill -9 $runner
 read -r cmd child <"$TEST_TMP/tree.sh.pids"
 wait_until 5 gone "$cmd" "$child" || fail "the guard did not kill the group"
 wait $runner 2>/dev/null || true
-pass "the guard is a fork of rcoord: stdio on /dev/null, signals blocked, kills the group"
+wait_until 5 dead "$guard" || fail "the guard outlived the rcoord it guarded (kill -9)"
+pass "the guard is a fork of rcoord: stdio on /dev/null, signals blocked, kills the group, then leaves"
+
+# Nothing of rcoord outlives a run that ends as usual: its guard, forked just after the take
+# (no --wait), leaves once rcoord has exited. (A guard that never got past the fork, as under
+# an emulator given another C library build's dynamic loader, would stay behind: this fails.)
+"$RCOORD" lock run leaves --ttl 5s -- sh -c 'touch "$0"; while [ ! -e "$0.go" ]; do sleep 0.02; done' \
+  "$TEST_TMP/leaves" &
+runner=$!
+track $runner
+wait_until 10 test -e "$TEST_TMP/leaves" || fail "leaves: the command did not start"
+read -r guard name <<<"$(guard_of $runner)"
+[ -n "$guard" ] || fail "leaves: rcoord has no guard process beside its command"
+touch "$TEST_TMP/leaves.go"
+code=0; wait $runner || code=$?
+assert_eq "$code" 0 "lock run of a command that exits 0"
+wait_until 5 dead "$guard" || fail "the guard (pid $guard) outlived the rcoord that exited 0"
+pass "a run that ends as usual leaves no process behind: its guard exits with rcoord"
 
 # stop_runner PIDS WHAT: once the command of the background rcoord $runner wrote "PID CHILD"
 # to PIDS, stops rcoord (SIGSTOP) and waits until its guard has killed both.
