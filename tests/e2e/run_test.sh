@@ -172,10 +172,12 @@ pass "--shared --min-hold: the reader's release recorded with kept_ms, its lapse
 # its lease's stop point (SPEC §6 "no false loss"): it renews once before it gives up. Continued
 # while the lease still stands on the server, the renewal succeeds and the command runs with a
 # whole lease; continued after the lease ended, the renewal fails and nothing runs (exit 5).
-# late_waiter NAME PAUSE: a `lock run NAME --ttl 4s` handed the lock while stopped, continued
-# PAUSE seconds later; sets CODE. (A 4s lease with the default options: stop point 1.67s after
-# the take, the lease's end 4s after it. A wait of at most a quarter of the lease sends its take
-# behind the wait, which the server runs on the release while the waiter is stopped.)
+# late_waiter NAME PAUSE_MS: a `lock run NAME --ttl 4s` handed the lock while stopped, continued
+# PAUSE_MS after the release that handed it the lock was answered (the checks after it count in
+# the pause, which a slow start of each, as under an emulator, must not lengthen); sets CODE. (A
+# 4s lease with the default options: stop point 1.67s after the take, the lease's end 4s after
+# it. A wait of at most a quarter of the lease sends its take behind the wait, which the server
+# runs on the release while the waiter is stopped.)
 late_waiter() {
   expect 0 "$RCOORD" lock acquire "$1" --ttl 10m
   local holder=$OUT waiter
@@ -186,19 +188,22 @@ late_waiter() {
   wait_blocked "$R_PORTS" 1
   kill -STOP $waiter
   # released at once, while the waiter's wait (and the take behind it) is still on the server
+  local released_at
   expect 0 "$RCOORD" lock release "$1" --token "$holder"
+  released_at=$(now_ms)
   expect 0 "$RCOORD" lock status "$1" --json
   assert_eq "$(json_field "$OUT" pid)" "$waiter" "the stopped waiter was handed the lock"
-  sleep "$2"
+  local left=$(($2 - ($(now_ms) - released_at)))
+  [ "$left" -le 0 ] || sleep "$(seconds "$left")"
   kill -CONT $waiter
   CODE=0
   wait $waiter || CODE=$?
 }
-late_waiter late 2.3 # past the stop point (1.67s), before the lease's end (4s)
+late_waiter late 2300 # past the stop point (1.67s), before the lease's end (4s)
 assert_eq "$CODE" 0 "a late take renewed: the command ran"
 [ -e "$TEST_TMP/late-ran" ] || fail "the command did not run after the renewal"
 pass "a take answered past the lease's stop point renews once, and the command runs with a whole lease"
-late_waiter gone 4.6 # past the lease's end: it expired on the server
+late_waiter gone 4600 # past the lease's end: it expired on the server
 assert_eq "$CODE" 5 "a lease that ended before its take was read is lost"
 [ ! -e "$TEST_TMP/gone-ran" ] || fail "the command started after its lease had ended"
 assert_contains "$(cat "$TEST_TMP/gone-err")" "lost before the command could start"
