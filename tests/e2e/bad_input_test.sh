@@ -313,6 +313,17 @@ refused 2 "$RCOORD" -u "$R_URL" -u "$R_URL" -u "redis://127.0.0.1:$(free_port)" 
 assert_contains "$ERR" "given twice"
 refused 2 "$RCOORD" -u "$R_URL" -u "redis://127.0.0.1:$R_PORT/2" -u "$R_URL/3" lock status x
 assert_contains "$ERR" "given twice"
+# ... nor is one server under two names: with the third node down, its vote would make a
+# quorum of one server (it was "acquired on 2 of 3").
+dead=redis://127.0.0.1:$(free_port)
+for alias in "redis://localhost:$R_PORT" "redis://127.1:$R_PORT" "redis://[::ffff:127.0.0.1]:$R_PORT"; do
+  refused 2 "$RCOORD" -u "$R_URL" -u "$alias" -u "$dead" lock acquire one-server
+  assert_contains "$ERR" "reach one server (127.0.0.1:$R_PORT)"
+done
+# ... nor one server by TCP and by its Unix socket: the same run_id once connected.
+refused 2 "$RCOORD" -u "$R_URL" -u "unix://$R_SOCK" -u "$dead" lock acquire one-server
+assert_contains "$ERR" "reach one server (run_id "
+assert_eq "$(cli exists 'rcoord:{lock:one-server}')" 0 "a Redlock over one server took the lock"
 # percent-encoding is decoded where it is allowed
 expect 1 "$RCOORD" --url "redis://%31%32%37.0.0.1:$R_PORT" lock status x
 refused 3 "$RCOORD" --url "unix://$TEST_TMP/no.sock" lock status x
