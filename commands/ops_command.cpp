@@ -190,7 +190,8 @@ int run_rm(Context& ctx, const RmArgs& args) {
   bool all = true;
   for (const auto& name : args.names) {
     auto r = removal::remove(ctx.conn(), ctx.keys(), args.type, name, opts);
-    ctx.out().emit(r);
+    emit_made(ctx, r,
+              r.removed ? fmt::format("{} '{}': removed", object_noun(args.type), name) : "");
     if (r.removed || r.would_remove) continue;
     all = false;
     if (r.absent) {
