@@ -191,6 +191,8 @@ int run_redlock_history(Context& ctx, const HistoryArgs& a) {
 }
 
 int run_history(Context& ctx, const HistoryArgs& a) {
+  // An empty name is a usage error, as for every other verb (not "no such object").
+  check_name(a.type.empty() ? std::string_view("object") : object_noun(a.type), a.name);
   if (ctx.settings().endpoints.size() >= 3) return run_redlock_history(ctx, a);
   std::string type = type_of(ctx, a);
   std::string key = ctx.keys().history(type, a.name);
