@@ -565,13 +565,17 @@ void add_queue(CLI::App& app, Context& ctx) {
                "--ack-timeout/3, whichever is shorter)");
   add_max_run_option(c, consume->max_run,
                      "Stop the command if one message takes longer than DUR (SIGTERM, SIGKILL "
-                     "after --kill-grace) and nack it, as a failure with code 124");
+                     "after --kill-grace) and nack it, as a failure with code 124; consume goes "
+                     "on with the next message (exit 124 only when it was the last under "
+                     "--max-messages)");
   c->add_option("command", consume->command, "The command and its arguments, after --")->required();
   c->footer(
       "Example: rcoord queue consume jobs --ack-timeout 5m -- ./handle.sh\n"
       "         rcoord queue consume jobs --max-run 10m --max-attempts 3 -- ./handle.sh\n"
       "Exit 0 acks the message, any other code nacks it. The command gets RCOORD_QUEUE,\n"
-      "RCOORD_MESSAGE_ID and RCOORD_ATTEMPT. SIGTERM: finish the current message, then exit.");
+      "RCOORD_MESSAGE_ID and RCOORD_ATTEMPT. SIGTERM: finish the current message, then exit.\n"
+      "Exit 0 after --idle-exit or a signal; with --max-messages, the last command's code\n"
+      "(124 if --max-run stopped it: --max-run is per message, never the consumer's exit).");
   on_parse(c, ctx, consume, run_consume);
 
   auto len = std::make_shared<QueueArgs>();
