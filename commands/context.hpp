@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -90,6 +91,19 @@ template <typename Args>
 void on_parse(CLI::App* verb, Context& ctx, const std::shared_ptr<Args>& args,
               std::type_identity_t<int (*)(Context&, const Args&)> fn) {
   verb->callback([&ctx, args, fn] { ctx.action = [&ctx, args, fn] { return fn(ctx, *args); }; });
+}
+
+/// Prints the result of a write that is not a take (a push, a release, an rm...). When stdout
+/// cannot take it, the error says that the write was made (`made`, e.g. "queue 'jobs': pushed";
+/// empty when this call changed nothing), so that a retry does not make it twice.
+template <typename T>
+void emit_made(Context& ctx, const T& result, std::string_view made) {
+  try {
+    ctx.out().emit(result);
+  } catch (const OutputError& e) {
+    if (made.empty()) throw;
+    throw OutputError(e.error_number(), made);
+  }
 }
 
 }  // namespace rcoord::cmd

@@ -113,7 +113,7 @@ int run_status(Context& ctx, const ElectArgs& a) {
 
 int run_resign(Context& ctx, const ElectArgs& a) {
   auto r = elect::resign(ctx.conn(), ctx.keys(), a.name, {a.id, std::nullopt, {}});
-  ctx.out().emit(r);
+  emit_made(ctx, r, r.resigned ? fmt::format("election '{}': resigned", a.name) : "");
   if (!r.resigned) ctx.out().note(fmt::format("rcoord: '{}' is not led by '{}'", a.name, a.id));
   return r.resigned ? kYes : kNo;
 }

@@ -191,6 +191,8 @@ int run_redlock_history(Context& ctx, const HistoryArgs& a) {
 }
 
 int run_history(Context& ctx, const HistoryArgs& a) {
+  // An empty name is a usage error, as for every other verb (not "no such object").
+  check_name(a.type.empty() ? std::string_view("object") : object_noun(a.type), a.name);
   if (ctx.settings().endpoints.size() >= 3) return run_redlock_history(ctx, a);
   std::string type = type_of(ctx, a);
   std::string key = ctx.keys().history(type, a.name);
@@ -205,19 +207,26 @@ int run_history(Context& ctx, const HistoryArgs& a) {
 }  // namespace
 
 std::string history_line(const history::Event& e) {
-  std::string line = fmt::format("{}  {:<8}", rfc3339(e.at), e.event);
+  // Everything here was read back from the stream, which any caller writes to: each part is
+  // escaped (no terminal escape, no second line), and a value that could pass for more than
+  // one (a space, a quote, an '=') is quoted, as a note always is.
+  auto value_text = [](std::string_view v) {
+    return v.empty() || v.find_first_of(" \"=") != std::string_view::npos ? quote_text(v)
+                                                                          : escape_text(v);
+  };
+  std::string line = fmt::format("{}  {:<8}", rfc3339(e.at), escape_text(e.event));
   std::string who = describe(e.who);
   line += "  ";
   line += who.empty() ? "-" : escape_text(who);
   for (const auto& [field, value] : e.fields) {
-    line += fmt::format(" {}={}", field, escape_text(value));
+    line += fmt::format(" {}={}", escape_text(field), value_text(value));
   }
   if (!e.held_by.empty()) {
     std::string holder = describe(unpack(e.held_by));
     if (!holder.empty()) line += " held by " + escape_text(holder);
   }
-  if (!e.who.note.empty()) line += fmt::format(" note={}", escape_text(e.who.note));
-  if (!e.token.empty()) line += fmt::format(" token={}", escape_text(e.token));
+  if (!e.who.note.empty()) line += fmt::format(" note={}", quote_text(e.who.note));
+  if (!e.token.empty()) line += fmt::format(" token={}", value_text(e.token));
   return line;
 }
 

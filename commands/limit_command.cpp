@@ -169,13 +169,14 @@ int run_check(Context& ctx, const LimitArgs& a) {
   auto ps = params_of(a);
   if (ps.size() > 1) {
     auto d = limit::check(ctx.conn(), ctx.keys(), a.key, ps);
-    ctx.out().emit(d);
+    emit_made(ctx, d,
+              d.decision.allowed ? fmt::format("limit '{}': allowed and counted", a.key) : "");
     if (!d.decision.allowed) note_denied(ctx, a, ps, d);
     return d.decision.allowed ? kYes : kNo;
   }
   const auto& p = ps.front();
   auto d = limit::check(ctx.conn(), ctx.keys(), a.key, p);
-  ctx.out().emit(d);
+  emit_made(ctx, d, d.allowed ? fmt::format("limit '{}': allowed and counted", a.key) : "");
   if (!d.allowed) note_denied(ctx, a, p, d);
   return d.allowed ? kYes : kNo;
 }
@@ -201,7 +202,8 @@ int run_status(Context& ctx, const LimitArgs& a) {
 // allows, or no chance within --max-wait.
 int run_wait_rates(Context& ctx, const LimitArgs& a, const std::vector<limit::Params>& ps) {
   auto w = limit::wait(ctx.conn(), ctx.keys(), a.key, ps, a.max_wait);
-  ctx.out().emit(w);
+  emit_made(ctx, w,
+            w.result.decision.allowed ? fmt::format("limit '{}': allowed and counted", a.key) : "");
   const auto& d = w.result.decision;
   if (d.allowed) return kYes;
   if (d.retry_after_ms < 0) {
@@ -221,7 +223,8 @@ int run_wait(Context& ctx, const LimitArgs& a) {
   if (ps.size() > 1) return run_wait_rates(ctx, a, ps);
   const auto& p = ps.front();
   auto w = limit::wait(ctx.conn(), ctx.keys(), a.key, p, a.max_wait);
-  ctx.out().emit(w);
+  emit_made(ctx, w,
+            w.decision.allowed ? fmt::format("limit '{}': allowed and counted", a.key) : "");
   if (!w.decision.allowed) {
     if (p.never()) {
       note_denied(ctx, a, p, w.decision);
@@ -237,7 +240,7 @@ int run_wait(Context& ctx, const LimitArgs& a) {
 
 int run_reset(Context& ctx, const LimitArgs& a) {
   limit::Reset r{limit::reset(ctx.conn(), ctx.keys(), a.key), a.key};
-  ctx.out().emit(r);
+  emit_made(ctx, r, r.reset ? fmt::format("limit '{}': reset", a.key) : "");
   if (!r.reset) ctx.out().note(fmt::format("rcoord: limit '{}' had no state", a.key));
   return r.reset ? kYes : kNo;
 }

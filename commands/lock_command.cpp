@@ -147,7 +147,7 @@ int run_release(Context& ctx, const LockArgs& a) {
   // A plain release records the holder's own identity, kept by the lock: looking up ours
   // (the user name goes through NSS) would only cost time.
   lock::Released r{lock::release(ctx.conn(), ctx.keys(), a.name, a.token), a.name};
-  ctx.out().emit(r);
+  emit_made(ctx, r, r.released ? fmt::format("lock '{}': released", a.name) : "");
   if (!r.released)
     ctx.out().note(fmt::format("rcoord: lock '{}' is not held by this token", a.name));
   return r.released ? kYes : kNo;
@@ -158,7 +158,7 @@ int run_extend(Context& ctx, const LockArgs& a) {
     return redlock_verbs::extend(ctx, a.name, a.token, a.ttl);
   }
   auto r = lock::extend(ctx.conn(), ctx.keys(), a.name, a.token, a.ttl);
-  ctx.out().emit(r);
+  emit_made(ctx, r, r.extended ? fmt::format("lock '{}': extended", a.name) : "");
   if (!r.extended)
     ctx.out().note(fmt::format("rcoord: lock '{}' is not held by this token", a.name));
   return r.extended ? kYes : kNo;
@@ -176,7 +176,7 @@ int run_status(Context& ctx, const LockArgs& a) {
 int run_break(Context& ctx, const LockArgs& a) {
   if (redlock_verbs::active(ctx)) return redlock_verbs::break_lock(ctx, a.name);
   auto r = lock::break_lock(ctx.conn(), ctx.keys(), a.name, ctx.who());
-  ctx.out().emit(r);
+  emit_made(ctx, r, r.broken ? fmt::format("lock '{}': broken", a.name) : "");
   if (!r.broken) ctx.out().note(fmt::format("rcoord: lock '{}' was not held", a.name));
   return r.broken ? kYes : kNo;
 }

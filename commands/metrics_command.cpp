@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "atomic_file.hpp"
 #include "ops_command.hpp"
@@ -70,7 +71,7 @@ std::string utf8_or_hex(std::string_view name) {
 struct MetricsArgs {
   std::string pattern = "*";
   std::string type;
-  std::string textfile;
+  std::optional<std::string> textfile;  ///< nullopt or "-": stdout
 };
 
 }  // namespace
@@ -132,19 +133,23 @@ void add_metrics(CLI::App& app, Context& ctx) {
   metrics
       ->add_option("--textfile", args->textfile,
                    "Write them to FILE instead, atomically (for node_exporter's textfile "
-                   "collector: name it *.prom in its directory)")
+                   "collector: name it *.prom in its directory); - is stdout")
       ->type_name("FILE");
   metrics->footer(
       "One gauge per figure, labelled name=\"OBJECT\" (escaped as the format asks): lock held,\n"
       "held_seconds, fence and waiting; sem permits_in_use, limit and waiting; queue messages\n"
       "by state; limit remaining; elect has_leader and term; bloom items and fill_ratio; pf\n"
       "count; latch count. With a cluster master unreachable, the rest is printed (or written)\n"
-      "and rcoord exits 3 naming it.\n"
+      "and rcoord exits 3 naming it. A FILE that exists and is not a regular file (a device,\n"
+      "a FIFO, a symbolic link, a directory) is exit 2: it is never replaced.\n"
       "Examples:\n"
       "  rcoord metrics --type queue\n"
       "  rcoord metrics --textfile /var/lib/prometheus/node-exporter/rcoord.prom");
   metrics->callback([&ctx, args] {
     ctx.action = [&ctx, args] {
+      bool to_file = args->textfile && *args->textfile != "-";
+      // Before any connection: a FILE that cannot be replaced is a usage error.
+      if (to_file) check_replaceable(*args->textfile);
       Exposition exposition;
       auto pass = inventory::survey(
           ctx.conn(), ctx.keys(), {args->pattern, args->type, true},
@@ -155,10 +160,10 @@ void add_metrics(CLI::App& app, Context& ctx) {
                   escape_text(o.name)));
             }
           });
-      if (args->textfile.empty()) {
-        ctx.out().write_raw(exposition.text());
+      if (to_file) {
+        replace_file(*args->textfile, exposition.text());
       } else {
-        replace_file(args->textfile, exposition.text());
+        ctx.out().write_raw(exposition.text());
       }
       if (!pass.unreachable.empty()) throw inventory::unreachable_error(pass, "read");
       return 0;

@@ -186,11 +186,12 @@ struct RmArgs {
 };
 
 int run_rm(Context& ctx, const RmArgs& args) {
-  removal::Options opts{args.force, args.dry_run};
+  removal::Options opts{args.force, args.dry_run, ctx.who()};
   bool all = true;
   for (const auto& name : args.names) {
     auto r = removal::remove(ctx.conn(), ctx.keys(), args.type, name, opts);
-    ctx.out().emit(r);
+    emit_made(ctx, r,
+              r.removed ? fmt::format("{} '{}': removed", object_noun(args.type), name) : "");
     if (r.removed || r.would_remove) continue;
     all = false;
     if (r.absent) {
@@ -221,8 +222,9 @@ void add_rm(CLI::App& app, Context& ctx) {
   rm->add_flag("--dry-run", args->dry_run, "Print what would be removed; remove nothing");
   rm->footer(
       "A lock's fence, an election's term and a queue's message ids keep counting, so none is\n"
-      "ever handed out twice. Exit 0 when every object was removed, 1 when any was in use or\n"
-      "absent.\n"
+      "ever handed out twice. An object removed while in use (--force) keeps its history,\n"
+      "with a `removed` event naming who removed it and what it held. Exit 0 when every\n"
+      "object was removed, 1 when any was in use or absent.\n"
       "Examples: rcoord rm visitors:2026-10-01 visitors:2026-10-02 --type pf\n"
       "          rcoord rm deploy --type lock --dry-run");
   rm->callback([&ctx, args] { ctx.action = [&ctx, args] { return run_rm(ctx, *args); }; });

@@ -11,6 +11,11 @@ std::string bad_duration(const std::string& value, std::string_view examples) {
   if (duration_too_long(value)) {
     return fmt::format("duration '{}' is too long: give at most 10 years (87600h)", value);
   }
+  if (duration_too_short(value)) {
+    return fmt::format(
+        "duration '{}' is too short: durations count whole milliseconds (give at least 1ms)",
+        value);
+  }
   return fmt::format("bad duration '{}': use e.g. {}", value, examples);
 }
 
@@ -89,8 +94,8 @@ namespace {
 const CLI::Validator kExpireCheck(
     [](std::string& value) -> std::string {
       auto d = parse_duration(value);
-      if (!d) return bad_duration(value, "30m, 48h, 168h");
-      if (d->count() <= 0) {
+      if (!d && !duration_too_short(value)) return bad_duration(value, "30m, 48h, 168h");
+      if (!d || d->count() <= 0) {
         return fmt::format("bad --expire '{}': it must be at least 1ms (use e.g. 48h)", value);
       }
       return {};

@@ -161,7 +161,7 @@ int run_push(Context& ctx, const QueueArgs& a) {
     for_each_batch(ItemSource{a.items, a.nul}, 256, push);
   }
   if (r.length < 0) push({});  // empty input: report the length anyway
-  ctx.out().emit(r);
+  emit_made(ctx, r, r.pushed > 0 ? fmt::format("queue '{}': pushed", a.name) : "");
   return kYes;
 }
 
@@ -246,7 +246,7 @@ int run_pop(Context& ctx, const QueueArgs& a) {
 
 int run_ack(Context& ctx, const QueueArgs& a) {
   queue::Acked r{queue::ack(ctx.conn(), ctx.keys(), a.name, a.id, a.attempt), a.name, a.id};
-  ctx.out().emit(r);
+  emit_made(ctx, r, r.acked ? fmt::format("queue '{}': message {} acked", a.name, a.id) : "");
   if (!r.acked) {
     ctx.out().note(fmt::format(
         "rcoord: message {} is not in flight in queue '{}' (acked already, or its lease ran out)",
@@ -258,7 +258,10 @@ int run_ack(Context& ctx, const QueueArgs& a) {
 int run_nack(Context& ctx, const QueueArgs& a) {
   queue::NackOptions o{a.delay, a.attempt, false};
   queue::Nacked r{a.name, a.id, queue::nack(ctx.conn(), ctx.keys(), a.name, a.id, o)};
-  ctx.out().emit(r);
+  emit_made(ctx, r,
+            r.state != queue::NackState::kNotInFlight
+                ? fmt::format("queue '{}': message {} nacked", a.name, a.id)
+                : "");
   if (r.state == queue::NackState::kNotInFlight) {
     ctx.out().note(fmt::format(
         "rcoord: message {} is not in flight in queue '{}' (acked already, or its lease ran out)",
@@ -352,7 +355,7 @@ int run_dead(Context& ctx, const QueueArgs& a) {
 int run_replay(Context& ctx, const QueueArgs& a) {
   queue::Counted r{"replayed", a.name,
                    queue::replay(ctx.conn(), ctx.keys(), a.name, a.items, ctx.who())};
-  ctx.out().emit(r);
+  emit_made(ctx, r, r.count > 0 ? fmt::format("queue '{}': replayed", a.name) : "");
   if (r.count == 0) {
     ctx.out().note(fmt::format("rcoord: no dead message to replay in queue '{}'", a.name));
     return kNo;
@@ -361,8 +364,9 @@ int run_replay(Context& ctx, const QueueArgs& a) {
 }
 
 int run_purge(Context& ctx, const QueueArgs& a) {
-  ctx.out().emit(queue::Counted{"purged", a.name,
-                                queue::purge(ctx.conn(), ctx.keys(), a.name, a.dead, ctx.who())});
+  queue::Counted r{"purged", a.name,
+                   queue::purge(ctx.conn(), ctx.keys(), a.name, a.dead, ctx.who())};
+  emit_made(ctx, r, r.count > 0 ? fmt::format("queue '{}': purged", a.name) : "");
   return kYes;
 }
 
@@ -381,6 +385,22 @@ void check_runnable(const std::string& command) {
               "check the command and PATH; no message was taken");
 }
 
+// What becomes of a message whose lease was lost, as the server says after the loss.
+std::string_view fate_text(queue::Fate fate) {
+  switch (fate) {
+    case queue::Fate::kPending:
+      return "the message will be delivered again";
+    case queue::Fate::kDead:
+      return "the message is dead now (see 'queue dead')";
+    case queue::Fate::kGone:
+      return "the message is no longer in the queue (acked elsewhere, purged, removed or "
+             "flushed): it will not be delivered again";
+    case queue::Fate::kUnknown:
+      break;
+  }
+  return "the message is delivered again if it is still in the queue";
+}
+
 // What becomes of each message, on stderr (a failure is a note: -q silences it).
 void report(Context& ctx, const std::string& name, const ConsumeOptions& opts,
             const queue::ConsumeEvent& e) {
@@ -389,8 +409,8 @@ void report(Context& ctx, const std::string& name, const ConsumeOptions& opts,
     case queue::ConsumeEvent::Kind::kLost:
       Printer::warn(fmt::format(
           "rcoord: the lease on message {} of queue '{}' was lost while the command ran: {} "
-          "(the command was terminated; the message will be delivered again)",
-          m.id, name, e.lost_reason));
+          "(the command was terminated; {})",
+          m.id, name, e.lost_reason, fate_text(e.fate)));
       return;
     case queue::ConsumeEvent::Kind::kLostUnstarted:
       Printer::warn(fmt::format(
@@ -404,10 +424,10 @@ void report(Context& ctx, const std::string& name, const ConsumeOptions& opts,
                      fmt::format("message {} is given back", m.id));
       return;
     case queue::ConsumeEvent::Kind::kAckLate:
-      Printer::warn(fmt::format(
-          "rcoord: message {} of queue '{}' was handled, but its lease was gone before the ack "
-          "(it will be delivered again)",
-          m.id, name));
+      Printer::warn(
+          fmt::format("rcoord: message {} of queue '{}' was handled, but its lease was gone "
+                      "before the ack ({})",
+                      m.id, name, fate_text(e.fate)));
       return;
     case queue::ConsumeEvent::Kind::kFailed: {
       std::string outcome = e.state == queue::NackState::kDead ? "dead now (see 'queue dead')"
@@ -545,13 +565,17 @@ void add_queue(CLI::App& app, Context& ctx) {
                "--ack-timeout/3, whichever is shorter)");
   add_max_run_option(c, consume->max_run,
                      "Stop the command if one message takes longer than DUR (SIGTERM, SIGKILL "
-                     "after --kill-grace) and nack it, as a failure with code 124");
+                     "after --kill-grace) and nack it, as a failure with code 124; consume goes "
+                     "on with the next message (exit 124 only when it was the last under "
+                     "--max-messages)");
   c->add_option("command", consume->command, "The command and its arguments, after --")->required();
   c->footer(
       "Example: rcoord queue consume jobs --ack-timeout 5m -- ./handle.sh\n"
       "         rcoord queue consume jobs --max-run 10m --max-attempts 3 -- ./handle.sh\n"
       "Exit 0 acks the message, any other code nacks it. The command gets RCOORD_QUEUE,\n"
-      "RCOORD_MESSAGE_ID and RCOORD_ATTEMPT. SIGTERM: finish the current message, then exit.");
+      "RCOORD_MESSAGE_ID and RCOORD_ATTEMPT. SIGTERM: finish the current message, then exit.\n"
+      "Exit 0 after --idle-exit or a signal; with --max-messages, the last command's code\n"
+      "(124 if --max-run stopped it: --max-run is per message, never the consumer's exit).");
   on_parse(c, ctx, consume, run_consume);
 
   auto len = std::make_shared<QueueArgs>();

@@ -108,14 +108,14 @@ int acquire(Context& ctx, const std::string& name, lock::AcquireOptions opts) {
 
 int release(Context& ctx, const std::string& name, const std::string& token) {
   auto r = make(ctx, kDefaultTtl).release(name, token);
-  ctx.out().emit(r);
+  emit_made(ctx, r, r.released ? fmt::format("lock '{}': released", name) : "");
   if (!r.released) note_not_held(ctx, name);
   return r.released ? kYes : kNo;
 }
 
 int extend(Context& ctx, const std::string& name, const std::string& token, Millis ttl) {
   auto r = make(ctx, ttl).extend(name, token, ttl);
-  ctx.out().emit(r);
+  emit_made(ctx, r, r.lock.extended ? fmt::format("lock '{}': extended", name) : "");
   if (!r.lock.extended) note_not_held(ctx, name);
   return r.lock.extended ? kYes : kNo;
 }
@@ -131,7 +131,7 @@ int status(Context& ctx, const std::string& name, std::optional<Millis> watch) {
 
 int break_lock(Context& ctx, const std::string& name) {
   auto r = make(ctx, kDefaultTtl).break_lock(name);
-  ctx.out().emit(r);
+  emit_made(ctx, r, r.lock.broken ? fmt::format("lock '{}': broken", name) : "");
   if (!r.lock.broken) ctx.out().note(fmt::format("rcoord: lock '{}' was not held", name));
   return r.lock.broken ? kYes : kNo;
 }

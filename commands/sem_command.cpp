@@ -123,7 +123,7 @@ int run_take(Context& ctx, const SemArgs& a) {
 int run_release(Context& ctx, const SemArgs& a) {
   semaphore::Changed r{"released", semaphore::release(ctx.conn(), ctx.keys(), a.name, a.token),
                        a.name};
-  ctx.out().emit(r);
+  emit_made(ctx, r, r.done ? fmt::format("semaphore '{}': released", a.name) : "");
   if (!r.done)
     ctx.out().note(fmt::format("rcoord: semaphore '{}': this token holds no permit", a.name));
   return r.done ? kYes : kNo;
@@ -134,7 +134,7 @@ int run_refresh(Context& ctx, const SemArgs& a) {
   semaphore::Changed r{"refreshed",
                        semaphore::refresh(ctx.conn(), ctx.keys(), a.name, a.token, ttl), a.name,
                        ttl.count()};
-  ctx.out().emit(r);
+  emit_made(ctx, r, r.done ? fmt::format("semaphore '{}': refreshed", a.name) : "");
   if (!r.done)
     ctx.out().note(fmt::format("rcoord: semaphore '{}': this token holds no permit", a.name));
   return r.done ? kYes : kNo;

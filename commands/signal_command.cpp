@@ -93,7 +93,7 @@ std::string for_how_long(std::optional<Millis> timeout) {
 
 int run_send(Context& ctx, const SignalArgs& a) {
   auto r = signaling::send(ctx.conn(), ctx.keys(), a.channel, a.data, a.one);
-  ctx.out().emit(r);
+  emit_made(ctx, r, r.receivers > 0 ? fmt::format("channel '{}': sent", a.channel) : "");
   if (r.receivers == 0) {
     ctx.out().note(fmt::format("rcoord: nobody waits on channel '{}'", r.channel));
   }
@@ -128,7 +128,7 @@ int run_wait(Context& ctx, const SignalArgs& a) {
 
 int run_init(Context& ctx, const LatchArgs& a) {
   auto r = latch::init(ctx.conn(), ctx.keys(), a.name, a.count, a.ttl);
-  ctx.out().emit(r);
+  emit_made(ctx, r, r.created ? fmt::format("latch '{}': created", a.name) : "");
   if (!r.created) {
     ctx.out().note(fmt::format("rcoord: latch '{}' exists already (count {}); it was left as it is",
                                r.name, r.count));
@@ -138,7 +138,7 @@ int run_init(Context& ctx, const LatchArgs& a) {
 
 int run_down(Context& ctx, const LatchArgs& a) {
   auto r = latch::down(ctx.conn(), ctx.keys(), a.name, a.by);
-  ctx.out().emit(r);
+  emit_made(ctx, r, r.found ? fmt::format("latch '{}': counted down", a.name) : "");
   if (!r.found) {
     ctx.out().note(
         fmt::format("rcoord: there is no latch '{}' (create it with latch init)", a.name));

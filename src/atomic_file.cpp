@@ -28,6 +28,17 @@ std::string base_of(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+// What a file of mode `mode` is, for a message ("a symbolic link").
+const char* kind_of(mode_t mode) {
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
 mode_t readable_mode() {
   mode_t mask = umask(0);
   umask(mask);
@@ -36,10 +47,21 @@ mode_t readable_mode() {
 
 }  // namespace
 
-void replace_file(const std::string& path, std::string_view content) {
+void check_replaceable(const std::string& path) {
   if (path.empty() || path.back() == '/') {
     throw Error(kUsage, fmt::format("bad file name '{}'", path), "name a file, e.g. rcoord.prom");
   }
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return;
+  throw Error(kUsage,
+              fmt::format("cannot write {}: it is {}, which a rename would replace with a plain "
+                          "file",
+                          path, kind_of(st.st_mode)),
+              "name a regular file or a new one, e.g. rcoord.prom in the collector's directory");
+}
+
+void replace_file(const std::string& path, std::string_view content) {
+  check_replaceable(path);
   std::string pattern = directory_of(path) + "/." + base_of(path) + ".XXXXXX";
   std::vector<char> name(pattern.begin(), pattern.end());
   name.push_back('\0');
@@ -65,6 +87,13 @@ void replace_file(const std::string& path, std::string_view content) {
     ::unlink(name.data());
     throw Error(kConnection, fmt::format("cannot write {}: close: {}", path, std::strerror(err)),
                 "check the disk: space, quota, errors");
+  }
+  // Something other than a file may have appeared there meanwhile: it is left alone.
+  try {
+    check_replaceable(path);
+  } catch (const Error&) {
+    ::unlink(name.data());
+    throw;
   }
   if (::rename(name.data(), path.c_str()) != 0) {
     int err = errno;

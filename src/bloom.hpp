@@ -10,7 +10,7 @@
 /// in a layer of m bits are pos_i = (h1 + i*h2 + (i^3 - i)/6) mod 2^64 mod m, i = 0..k-1
 /// (enhanced double hashing). Sizing (size_for): k is floor or ceil of log2(1/p), whichever
 /// needs fewer bits, and m = ceil(-k n / ln(1 - p^(1/k))), so (1 - e^(-kn/m))^k <= p.
-/// Layer N has capacity n*expansion^N and error rate p/2^N; there are at most kMaxLayers.
+/// Layer N has capacity n*expansion^N and error rate p*0.4^N; there are at most kMaxLayers.
 ///
 /// Adds: the client computes the positions and sets them with BITFIELD (kItemsPerBitfield
 /// items to a command), which is atomic and returns the old bits, so of two writers adding
@@ -43,8 +43,12 @@ namespace rcoord::bloom {
 /// A layer holds at most 2^32 bits (512 MiB): BITFIELD offsets and Redis strings end there.
 constexpr std::uint64_t kMaxBits = std::uint64_t{1} << 32;
 /// Each new layer's error rate is the previous one's times this, so the rates of all layers
-/// add up to less than 2 x the reserved rate (p + p/2 + p/4 + ...), however many there are.
-constexpr double kTightening = 0.5;
+/// add up to less than 1/(1 - 0.4) = 1.67 x the reserved rate (p + 0.4p + 0.16p + ...),
+/// however many there are. Not 0.5, whose sum tends to 2p itself: the sizing formula is a
+/// little optimistic (a real layer at capacity shows a few percent more than its rate), and
+/// with --expansion 1 the many full layers then passed the promised 2 x p (2.0-2.4 % for 1 %;
+/// 1.3-1.8 % now).
+constexpr double kTightening = 0.4;
 /// A filter has at most this many layers. A scalable filter whose newest layer is full at the
 /// cap (or whose next layer would pass kMaxBits) is full: adds are refused, as a nonscaling
 /// filter's are, while test and info go on working.

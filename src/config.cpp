@@ -23,10 +23,23 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
+// Whether the value of config key `key` may be a secret, never to be shown in a message: a
+// password, a token, credentials, whatever the key is called (the file may hold keys rcoord
+// does not know, and a mistake is reported before the key is checked).
+bool secret_key(std::string_view key) {
+  std::string lower;
+  for (char c : key) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (std::string_view word : {"pass", "auth", "secret", "token", "cred", "key"}) {
+    if (lower.find(word) != std::string::npos) return true;
+  }
+  return false;
+}
+
 class LineParser {
  public:
-  LineParser(std::string_view line, std::string_view origin, int number)
-      : s_(line), origin_(origin), number_(number) {}
+  /// `secret`: the value must never be shown (secret_key()).
+  LineParser(std::string_view line, std::string_view origin, int number, bool secret = false)
+      : s_(line), origin_(origin), number_(number), secret_(secret) {}
 
   [[noreturn]] void fail(std::string_view why) const {
     throw Error(kUsage, fmt::format("bad config {}:{}: {}", origin_, number_, why),
@@ -81,7 +94,9 @@ class LineParser {
     for (char d : bare) {
       if ((std::isdigit(static_cast<unsigned char>(d)) == 0) && d != '-' && d != '+' && d != '.' &&
           d != '_') {
-        // The value is shown masked: an unquoted `url = redis://:pw@host` lands here.
+        // The value is shown masked: an unquoted `url = redis://:pw@host` lands here, and
+        // `password = S3cret` too (that one not at all).
+        if (secret_) fail("the value is not quoted (not shown: it may be a secret); quote strings");
         fail(fmt::format("'{}' is not a value: quote strings", mask_url(bare)));
       }
     }
@@ -130,6 +145,7 @@ class LineParser {
   std::string_view s_;
   std::string_view origin_;
   int number_;
+  bool secret_;
   std::size_t pos_ = 0;
 };
 
@@ -151,7 +167,7 @@ ConfigValues parse_config(std::string_view text, std::string_view origin) {
     if (eq == std::string_view::npos) parser.fail("expected key = value");
     std::string key(trim(line.substr(0, eq)));
     if (key.empty()) parser.fail("missing key");
-    LineParser value_parser(line.substr(eq + 1), origin, number);
+    LineParser value_parser(line.substr(eq + 1), origin, number, secret_key(key));
     values[key] = value_parser.values();
   }
   return values;

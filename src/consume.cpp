@@ -135,7 +135,8 @@ class Consumer {
     last_code_ = result.exit_code;
     if (result.lost) {
       on_event_({result.started ? ConsumeEvent::Kind::kLost : ConsumeEvent::Kind::kLostUnstarted, m,
-                 result.lost_reason});
+                 result.lost_reason, 0, NackState::kNotInFlight,
+                 result.started ? fate_of(m) : Fate::kUnknown});
       // Never started: back at once, as if not delivered, instead of waiting out the rest of
       // its lease (a no-op when the lease was taken over meanwhile: the nack names the attempt).
       // Reported first: a server that cannot be reached now ends the consumer (exit 3) here.
@@ -154,11 +155,24 @@ class Consumer {
     return std::nullopt;
   }
 
+  // Where message `m` is after its lease was lost: whether it comes again (kUnknown when the
+  // server cannot say).
+  Fate fate_of(const Message& m) {
+    signals::Uninterruptible quiet;
+    try {
+      return fate(conn_, keys_, name_, m.id);
+    } catch (const Error&) {
+      return Fate::kUnknown;
+    }
+  }
+
   // After the command: ack on 0, nack otherwise. Must finish even when a signal comes.
   void settle(const Message& m, int exit_code) {
     signals::Uninterruptible quiet;
     if (exit_code == 0) {
-      if (!ack(conn_, keys_, name_, m.id, m.attempt)) on_event_({ConsumeEvent::Kind::kAckLate, m});
+      if (!ack(conn_, keys_, name_, m.id, m.attempt)) {
+        on_event_({ConsumeEvent::Kind::kAckLate, m, {}, 0, NackState::kNotInFlight, fate_of(m)});
+      }
       return;
     }
     NackState state = nack(conn_, keys_, name_, m.id, {opts_.retry_delay, m.attempt, false});

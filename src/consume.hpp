@@ -34,10 +34,10 @@ struct ConsumeOptions {
 /// Something the caller may want to report about one message, as it happens.
 struct ConsumeEvent {
   enum class Kind {
-    kLost,           ///< its lease was lost while the command ran (terminated; delivered again)
+    kLost,           ///< its lease was lost while the command ran (terminated; see fate)
     kLostUnstarted,  ///< its lease was past its stop point at the start: command not run
     kTimedOut,       ///< the command ran past max_run and was stopped; it fails with kTimedOut
-    kAckLate,        ///< the command succeeded, but the lease was gone before the ack
+    kAckLate,        ///< the command succeeded, but the lease was gone before the ack (fate)
     kFailed,         ///< the command failed: the message was nacked
   };
   Kind kind;
@@ -45,6 +45,8 @@ struct ConsumeEvent {
   std::string lost_reason{};                  ///< kLost, kLostUnstarted: why
   int exit_code = 0;                          ///< kFailed: the command's code
   NackState state = NackState::kNotInFlight;  ///< kFailed: where the message is now
+  /// kLost, kAckLate: where the message is now (whether it is delivered again).
+  Fate fate = Fate::kUnknown;
 };
 
 using ConsumeObserver = std::function<void(const ConsumeEvent&)>;

@@ -56,7 +56,7 @@ std::optional<double> parse_part(std::string_view text, std::size_t& pos, bool& 
   return std::stod(number) * static_cast<double>(*scale);
 }
 
-enum class Parsed { kOk, kMalformed, kTooLong };
+enum class Parsed { kOk, kMalformed, kTooLong, kTooShort };
 
 Parsed parse_total(std::string_view text, Millis& out) {
   if (text.empty()) return Parsed::kMalformed;
@@ -77,6 +77,9 @@ Parsed parse_total(std::string_view text, Millis& out) {
     ++parts;
   }
   if (total > static_cast<double>(kMaxMillis)) return Parsed::kTooLong;
+  // Durations are counted in milliseconds: a part of one is no duration (it would round to
+  // 0 or to 1ms, and `0` means something else where it is allowed at all).
+  if (total > 0 && total < 1) return Parsed::kTooShort;
   out = Millis(static_cast<Millis::rep>(std::round(total)));  // total is 0..kMaxMillis
   return Parsed::kOk;
 }
@@ -94,6 +97,11 @@ bool duration_too_long(std::string_view text) {
   return parse_total(text, d) == Parsed::kTooLong;
 }
 
+bool duration_too_short(std::string_view text) {
+  Millis d{0};
+  return parse_total(text, d) == Parsed::kTooShort;
+}
+
 std::optional<Millis> parse_wait(std::string_view text) {
   if (text == "forever") return Millis::max();
   return parse_duration(text);
@@ -106,11 +114,18 @@ namespace {
               "give at most 10 years (87600h)");
 }
 
+[[noreturn]] void too_short(std::string_view option, std::string_view text) {
+  throw Error(kUsage,
+              fmt::format("{} '{}' is too short: durations count whole milliseconds", option, text),
+              "give at least 1ms");
+}
+
 }  // namespace
 
 Millis duration_or_throw(std::string_view option, std::string_view text) {
   auto d = parse_duration(text);
   if (!d && duration_too_long(text)) too_long(option, text);
+  if (!d && duration_too_short(text)) too_short(option, text);
   if (!d) {
     throw Error(kUsage, fmt::format("bad {} '{}'", option, text),
                 "use a duration such as 250ms, 30s, 5m, 1h30m or a number of seconds");
@@ -121,6 +136,7 @@ Millis duration_or_throw(std::string_view option, std::string_view text) {
 Millis wait_or_throw(std::string_view option, std::string_view text) {
   auto d = parse_wait(text);
   if (!d && duration_too_long(text)) too_long(option, text);
+  if (!d && duration_too_short(text)) too_short(option, text);
   if (!d) {
     throw Error(kUsage, fmt::format("bad {} '{}'", option, text),
                 "use a duration such as 500ms, 10s, 5m, or 'forever'");
@@ -159,7 +175,7 @@ Rate rate_or_throw(std::string_view option, std::string_view text) {
 }
 
 bool is_decimal(std::string_view text) {
-  if (!text.empty() && text.front() == '-') text.remove_prefix(1);
+  // No sign, either way: `+5` and `-0` are refused alike (no count or bound is negative).
   return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
     return std::isdigit(static_cast<unsigned char>(c)) != 0;
   });

@@ -20,6 +20,10 @@ std::optional<Millis> parse_duration(std::string_view text);
 /// so a message can say "too long" rather than "bad duration".
 bool duration_too_long(std::string_view text);
 
+/// Whether parse_duration refuses `text` only for being more than 0 and less than 1ms
+/// (`0.5ms`): durations count whole milliseconds, so a message can say "too short".
+bool duration_too_short(std::string_view text);
+
 /// Like parse_duration, but also accepts `forever` (Millis::max()).
 std::optional<Millis> parse_wait(std::string_view text);
 
@@ -39,13 +43,14 @@ struct Rate {
 std::optional<Rate> parse_rate(std::string_view text);
 Rate rate_or_throw(std::string_view option, std::string_view text);
 
-/// Parses a whole number written in decimal: digits with an optional leading '-'. Leading
-/// zeros are decimal (`010` is ten), as in durations. nullopt for anything else: `+5`,
-/// spaces, `0x10`, `1e3`, `1.0`, or a value outside int64.
+/// Parses a whole number written in decimal: digits only, no sign (every count, limit and
+/// bound rcoord takes is at least 0). Leading zeros are decimal (`010` is ten), as in
+/// durations. nullopt for anything else: `+5`, `-5`, `-0`, spaces, `0x10`, `1e3`, `1.0`, or a
+/// value outside int64.
 std::optional<std::int64_t> parse_decimal(std::string_view text);
 
-/// Whether `text` is all decimal digits with an optional leading '-' (so a value that
-/// parse_decimal refuses is too large rather than malformed).
+/// Whether `text` is all decimal digits (so a value that parse_decimal refuses is too large
+/// rather than malformed).
 bool is_decimal(std::string_view text);
 
 /// Parses a real number written in decimal: `0.01`, `.5`, `-2`, `1e-3`. nullopt for hex

@@ -53,6 +53,13 @@ OutputError::OutputError(int err)
             "check where stdout goes: a full disk, a closed descriptor"),
       err_(err) {}
 
+OutputError::OutputError(int err, std::string_view made)
+    : Error(kConnection,
+            fmt::format("{}, but the result could not be written to stdout: {}", made,
+                        std::strerror(err)),
+            "the change was made: do not repeat it; check where stdout goes"),
+      err_(err) {}
+
 bool OutputError::broken_pipe() const { return err_ == EPIPE; }
 
 std::string dump_json(const nlohmann::ordered_json& j) {

@@ -18,7 +18,11 @@ enum class Format { kText, kJson };
 class OutputError : public Error {
  public:
   explicit OutputError(int err);
+  /// The same failure after a write the call made (`made`: "pushed", "released"): the message
+  /// says that it was made, so that a retry does not make it twice.
+  OutputError(int err, std::string_view made);
   bool broken_pipe() const;
+  int error_number() const { return err_; }
 
  private:
   int err_;

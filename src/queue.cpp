@@ -180,6 +180,18 @@ bool extend(Connection& conn, const Keys& keys, std::string_view name, std::stri
   return reply_integer(r.get()) == 1;
 }
 
+Fate fate(Connection& conn, const Keys& keys, std::string_view name, std::string_view id) {
+  Args k = queue_keys(keys, name);
+  check_id(id);
+  // Two reads of one slot in one write; a read only, so no script.
+  std::vector<Reply> r =
+      conn.pipeline({{"HEXISTS", k[0], std::string(id)}, {"ZSCORE", k[4], std::string(id)}});
+  check_key_reply(r[0], "HEXISTS", k[0]);
+  check_key_reply(r[1], "ZSCORE", k[4]);
+  if (reply_integer(r[0].get()) == 0) return Fate::kGone;
+  return reply_is_nil(r[1].get()) ? Fate::kPending : Fate::kDead;
+}
+
 Stats stats(Connection& conn, const Keys& keys, std::string_view name) {
   Reply r =
       eval(conn, lua::kQueueStats, queue_keys(keys, name), {std::to_string(keys.history_cap())});

@@ -90,6 +90,17 @@ NackState nack(Connection& conn, const Keys& keys, std::string_view name, std::s
 bool extend(Connection& conn, const Keys& keys, std::string_view name, std::string_view id,
             std::int64_t attempt, Millis lease);
 
+/// Where a message is, for a consumer whose lease on it was lost.
+enum class Fate {
+  kUnknown,  ///< the server could not be asked
+  kPending,  ///< still in the queue (ready, delayed or leased again): it is delivered again
+  kDead,     ///< in the dead-letter list
+  kGone,     ///< no longer in the queue (acked, purged, removed, flushed): never delivered again
+};
+
+/// Where message `id` of queue `name` is now. Throws Error(kConnection/kServer).
+Fate fate(Connection& conn, const Keys& keys, std::string_view name, std::string_view id);
+
 /// Member names are the JSON fields of SPEC "queue stats".
 struct Stats {
   std::int64_t ready = 0;

@@ -69,10 +69,26 @@ Millis drift(Millis ttl);
 /// machine must still answer), at most `io_timeout`.
 Millis node_timeout(Millis io_timeout, Millis ttl);
 
+/// Two endpoints (by index) that reach one server, and the address they share.
+struct SameServer {
+  std::size_t first = 0;
+  std::size_t second = 0;
+  std::string address;  ///< `127.0.0.1:6379`, `[::1]:6379`, or `unix:<device>:<inode>`
+};
+
+/// The first two of `endpoints` that reach one server by address: the same Unix socket (by
+/// its inode), or the same port on a host address both names resolve to (`localhost`,
+/// `127.0.0.1`, `127.1` and `[::ffff:127.0.0.1]` are one). A name that does not resolve is
+/// left out (its node does not answer). nullopt when there is none.
+std::optional<SameServer> same_address(const std::vector<Endpoint>& endpoints);
+
 class Redlock {
  public:
-  /// Does not connect yet. `per_node` bounds every connect and reply of one node.
-  /// Throws Error(kUsage) for fewer than 3 endpoints.
+  /// Does not connect yet, but resolves the endpoints' host names. `per_node` bounds every
+  /// connect and reply of one node. Throws Error(kUsage) for fewer than 3 endpoints, and for
+  /// two that reach one server (same_address()): its vote would count twice. The first call
+  /// below also asks every node its run_id (one round trip, once) and throws Error(kUsage)
+  /// when two nodes that answer are one server under two addresses.
   Redlock(const std::vector<Endpoint>& endpoints, Millis per_node, Keys keys);
 
   int nodes() const { return static_cast<int>(conns_.size()); }
@@ -139,9 +155,13 @@ class Redlock {
   /// Gives `name` back on the nodes flagged in `nodes` (none flagged: no round trip).
   void release_where(std::string_view name, const std::string& token,
                      const std::vector<bool>& nodes);
+  /// Once: asks each node its run_id; two nodes with one run_id are one server, whose vote
+  /// would count twice: Error(kUsage). A node that does not answer is not checked.
+  void check_servers();
 
   std::vector<Connection> conns_;
   Keys keys_;
+  bool servers_checked_ = false;
 };
 
 }  // namespace rcoord::redlock

@@ -22,7 +22,8 @@ struct Suffix {
 };
 
 // Each type's keys, in the order of its scripts' KEYS (src/lua/rm.lua reads some by
-// position: a lock's readers are KEYS[3] of what goes, a queue's in-flight zset KEYS[4]).
+// position: a lock's readers are KEYS[3] of what goes, a queue's in-flight zset KEYS[4], and
+// a history's cap is the key right after the history).
 const std::vector<Suffix>* layout(std::string_view type) {
   static const std::vector<Suffix> kLock = {{"", "hash"},
                                             {"fence", "string", true},
@@ -33,22 +34,35 @@ const std::vector<Suffix>* layout(std::string_view type) {
                                             {"rfence", "hash"},
                                             {"rwho", "hash"},
                                             {"history", "stream", false, true},
+                                            {"history:cap", "string", false, true},
                                             {"taken", "string", false, true}};
-  static const std::vector<Suffix> kSem = {
-      {"", "zset"},      {"permits", "hash"}, {"queue", "zset"},
-      {"alive", "zset"}, {"wants", "hash"},   {"seq", "string"},
-      {"meta", "hash"},  {"who", "hash"},     {"history", "stream", false, true}};
+  static const std::vector<Suffix> kSem = {{"", "zset"},
+                                           {"permits", "hash"},
+                                           {"queue", "zset"},
+                                           {"alive", "zset"},
+                                           {"wants", "hash"},
+                                           {"seq", "string"},
+                                           {"meta", "hash"},
+                                           {"who", "hash"},
+                                           {"history", "stream", false, true},
+                                           {"history:cap", "string", false, true}};
   static const std::vector<Suffix> kElect = {{"", "hash"},
                                              {"term", "string", true},
                                              {"wake", "list"},
                                              {"history", "stream", false, true},
+                                             {"history:cap", "string", false, true},
                                              {"taken", "string", false, true}};
-  static const std::vector<Suffix> kQueue = {
-      {"", "hash"},         {"ready", "list"},
-      {"delayed", "zset"},  {"inflight", "zset"},
-      {"dead", "zset"},     {"attempts", "hash"},
-      {"wake", "list"},     {"seq", "string", true},
-      {"consumer", "hash"}, {"history", "stream", false, true}};
+  static const std::vector<Suffix> kQueue = {{"", "hash"},
+                                             {"ready", "list"},
+                                             {"delayed", "zset"},
+                                             {"inflight", "zset"},
+                                             {"dead", "zset"},
+                                             {"attempts", "hash"},
+                                             {"wake", "list"},
+                                             {"seq", "string", true},
+                                             {"consumer", "hash"},
+                                             {"history", "stream", false, true},
+                                             {"history:cap", "string", false, true}};
   // A limit's keys are those of each rate it may be checked with (object_keys, below).
   static const std::vector<Suffix> kLimit = {};
   static const std::vector<Suffix> kBloom = {{"", "hash"}};
@@ -108,13 +122,21 @@ Removed remove(Connection& conn, const Keys& keys, std::string_view type, std::s
   // the filter is read again (it may grow a layer meanwhile).
   for (int attempt = 0; attempt < 100; ++attempt) {
     Args script_keys;
-    Args args{std::string(type), opts.force ? "1" : "0", opts.dry_run ? "1" : "0",
-              std::string(object_noun(type)), "0"};
+    Args args{std::string(type),
+              opts.force ? "1" : "0",
+              opts.dry_run ? "1" : "0",
+              std::string(object_noun(type)),
+              "0",
+              "0",
+              std::to_string(keys.history_cap()),
+              opts.who};
     Args kinds;
+    const std::string history = keys.history(type, name);
     for (const auto& k : all) {
       if (k.kept) continue;
       script_keys.push_back(k.key);
       kinds.emplace_back(k.kind);
+      if (k.key == history) args[5] = std::to_string(script_keys.size());
     }
     if (type == "bloom") {
       bloom::Meta meta;

@@ -3,8 +3,9 @@
 ///
 /// What goes is each type's fixed set of keys (see object_keys()) and, for a Bloom filter,
 /// every layer. What stays: a lock's fence counter, an election's term counter and a queue's
-/// id counter, so a fence, a term or a message id is never handed out twice; `ls` does not
-/// list an object that has nothing else left. Wake-up lists named after one waiter (a
+/// id counter, so a fence, a term or a message id is never handed out twice, and the history
+/// of an object removed while in use (remove()); `ls` does not list an object that has
+/// nothing else left. Wake-up lists named after one waiter (a
 /// semaphore ticket, a reader, a signal waiter) expire by themselves within seconds.
 
 #include <cstdint>
@@ -34,6 +35,7 @@ std::vector<ObjectKey> object_keys(const Keys& keys, std::string_view type, std:
 struct Options {
   bool force = false;    ///< remove what is in use too
   bool dry_run = false;  ///< say what would go, change nothing
+  std::string who{};     ///< who removes it (pack()), for the `removed` event
 };
 
 /// Member names are the JSON fields (SPEC: type, name, removed, keys, reason).
@@ -49,7 +51,9 @@ struct Removed {
 };
 
 /// Removes object `name` of type `type` in one script: refused (removed=false, reason) when
-/// it is in use and !opts.force, absent when it has no key left to remove. Throws
+/// it is in use and !opts.force, absent when it has no key left to remove. One removed while
+/// in use (opts.force) keeps its history (when history is recorded, Keys::history_cap), with
+/// a `removed` event of opts.who and what it held; the history then expires by itself. Throws
 /// Error(kServer) when a key holds something rcoord did not write.
 Removed remove(Connection& conn, const Keys& keys, std::string_view type, std::string_view name,
                const Options& opts);

@@ -92,6 +92,18 @@ Error reply_error(const std::string& msg, std::string_view what) {
     return {kServer, fmt::format("{} refused by ACL: {}", what, msg),
             "grant the rcoord ACL rule to this user (see the README)"};
   }
+  // A write refused by a replica or by a full server: the server's words, and what to do. (A
+  // script's write refused inside it carries the same words after the script's own.)
+  if (msg.find("READONLY ") != std::string::npos) {
+    return {kServer, fmt::format("{} failed: {}", what, msg),
+            "this server is a read-only replica: point --url at its master, or find the master "
+            "with --sentinel"};
+  }
+  if (msg.find("OOM command not allowed") != std::string::npos) {
+    return {kServer, fmt::format("{} failed: {}", what, msg),
+            "the server is full and evicts nothing (maxmemory-policy noeviction): free memory "
+            "(rcoord ls, rcoord rm) or raise maxmemory"};
+  }
   return {kServer, fmt::format("{} failed: {}", what, msg)};
 }
 

@@ -58,7 +58,8 @@ inline constexpr const char* kAuthHint =
 bool is_auth_reply(const redisReply* r);
 
 /// The Error for the error reply `msg` to `what` (a command or script): kConnection for a
-/// missing or wrong password, kServer otherwise.
+/// missing or wrong password, kServer otherwise. The server's words are kept; for a read-only
+/// replica (READONLY) and a full server under noeviction (OOM) the hint says what to do.
 Error reply_error(const std::string& msg, std::string_view what);
 /// Throws reply_error() if `r` is an error reply, naming `what` (a command or script).
 void check_reply(const Reply& r, std::string_view what);

@@ -49,6 +49,22 @@ long script_line(std::string_view msg) {
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
+// The key the line `line` of a script body names first (`KEYS[2]` gives keys[1]), or "".
+std::string key_on_line(std::string_view body, long line, const Args& keys) {
+  for (long n = 1; n < line && !body.empty(); ++n) {
+    auto nl = body.find('\n');
+    body = nl == std::string_view::npos ? std::string_view{} : body.substr(nl + 1);
+  }
+  body = body.substr(0, body.find('\n'));
+  auto at = body.find("KEYS[");
+  if (at == std::string_view::npos) return {};
+  std::size_t index = 0;
+  for (std::size_t i = at + 5; i < body.size() && is_digit(body[i]); ++i) {
+    index = index * 10 + static_cast<std::size_t>(body[i] - '0');
+  }
+  return index >= 1 && index <= keys.size() ? keys[index - 1] : std::string();
+}
+
 // A refusal of the prelude (src/lua/lib/prelude.lua): `WRONGTYPE KEYS[<i>] holds <what>`,
 // optionally ending in ` (<hint>)`.
 struct Refusal {
@@ -145,6 +161,23 @@ Error script_error(std::string_view msg, const Script& script, const Args& keys)
   std::string text = script_error_text(msg);
   if (auto refusal = parse_refusal(text); refusal && refusal->index <= keys.size()) {
     return foreign_key_error(keys[refusal->index - 1], refusal->what, refusal->hint);
+  }
+  // A counter (a lock's fence, an election's term, a queue's ids) that is no integer any more
+  // (changed by hand): name it, and how to mend it.
+  if (text.find("not an integer or out of range") != std::string::npos) {
+    std::string key = key_on_line(script.body, script_line(msg), keys);
+    if (!key.empty()) {
+      auto object = object_of_key(key);
+      std::string whose =
+          object ? fmt::format("{} '{}': ", object_noun(object->type), object->name) : "";
+      return {kServer,
+              fmt::format("script {} failed: {}key '{}' does not hold an integer: {}", script.name,
+                          whose, key, text),
+              fmt::format("it was changed by hand: set it above every number it handed out, "
+                          "e.g. redis-cli SET '{}' 1000000, or delete it to count again from 1: "
+                          "redis-cli DEL '{}'",
+                          key, key)};
+    }
   }
   if (text.rfind("WRONGTYPE", 0) == 0 && !keys.empty()) {
     // A key the script reached without checking it first (none should be left): name the

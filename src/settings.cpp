@@ -319,16 +319,31 @@ class Resolver {
     }
   }
 
+  // A note is copied into every event the call records (busy tries included), so it stays
+  // small: one given longer than kMaxNoteBytes is refused, a CI link that long is cut.
   void resolve_note() {
+    auto capped = [](std::string note, std::string_view origin) {
+      if (note.size() <= kMaxNoteBytes) return note;
+      throw Error(kUsage,
+                  fmt::format("{} is {} bytes, more than the {} a note may have", origin,
+                              note.size(), kMaxNoteBytes),
+                  "a note is a line for people, e.g. a link to the CI run: shorten it");
+    };
     if (given("note")) {
-      settings_.note = opts_.note;
+      settings_.note = capped(opts_.note, "--note");
     } else if (auto n = variable(env_, "RCOORD_NOTE")) {
-      settings_.note = *n;
+      settings_.note = capped(*n, "$RCOORD_NOTE");
     } else if (auto c = from_config("note")) {
-      settings_.note = *c;
+      settings_.note = capped(*c, "note in the config file");
     } else if (auto link =
                    ci_run_link([&](std::string_view name) { return variable(env_, name); })) {
       settings_.note = *link;
+      if (settings_.note.size() > kMaxNoteBytes) {
+        // Cut at a character boundary (a UTF-8 continuation byte is 10xxxxxx).
+        std::size_t end = kMaxNoteBytes;
+        while (end > 0 && (static_cast<unsigned char>(settings_.note[end]) & 0xc0) == 0x80) --end;
+        settings_.note.resize(end);
+      }
     }
   }
 

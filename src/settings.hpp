@@ -4,6 +4,7 @@
 /// config file, else the built-in default; the password from the first rung of its ladder.
 /// Resolution is a pure function: the environment and the files it may read are passed in.
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -28,6 +29,9 @@ constexpr int kMaxWaitReplicas = 1000;
 /// read back through it to notice a lease that expired, so it stays small.
 constexpr int kDefaultHistory = 100;
 constexpr int kMaxHistory = 10'000;
+/// The longest note (--note, $RCOORD_NOTE, `note` in the config file), in bytes: it is copied
+/// into every event a call records, and a link to a CI run fits many times over.
+constexpr std::size_t kMaxNoteBytes = 1024;
 
 /// The global options as given on the command line (raw text; resolved later).
 struct GlobalOptions {

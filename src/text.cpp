@@ -72,6 +72,16 @@ std::string escape_text(std::string_view text) {
   return out;
 }
 
+std::string quote_text(std::string_view text) {
+  std::string out = "\"";
+  for (char c : escape_text(text)) {
+    if (c == '"') out += '\\';
+    out += c;
+  }
+  out += '"';
+  return out;
+}
+
 // The JSON printer's own verdict, so "valid" means exactly what it prints unchanged.
 bool valid_utf8(std::string_view bytes) {
   try {

@@ -13,6 +13,10 @@ namespace rcoord {
 /// UTF-8 included, are kept as they are.
 std::string escape_text(std::string_view text);
 
+/// A value as a `field=value` of text output shows it when it must not pass for more than one
+/// value: escape_text(), then in double quotes with each double quote inside written `\"`.
+std::string quote_text(std::string_view text);
+
 /// Whether the JSON printer prints `bytes` unchanged (valid UTF-8); when not, it replaces
 /// the bad bytes with U+FFFD and a `*_base64` field carries the exact bytes.
 bool valid_utf8(std::string_view bytes);

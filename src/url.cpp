@@ -196,7 +196,8 @@ std::optional<Spans> parsed_secret_spans(std::string_view url) {
   }
   UrlParts parts = split_url(url);
   Spans spans;
-  if (parts.userinfo_size) {
+  // An empty password hides nothing (and is no password on the command line to warn about).
+  if (parts.userinfo_size && !ep.password.value_or("").empty()) {
     std::string_view info = parts.rest.substr(0, *parts.userinfo_size);
     std::size_t end = parts.rest_at + info.size();
     auto colon = info.find(':');

@@ -99,7 +99,8 @@ for args in "lock acquire ''" "lock run '' -- true" "sem take '' --limit 1" \
   "complete recent push '' x" "elect campaign '' --id a" "elect campaign e --id ''" \
   "elect run '' --id a -- true" "elect observe '' --timeout 1s" "queue push '' m" \
   "queue pop ''" "queue consume '' -- true" "signal send ''" "signal wait '' --timeout 1s" \
-  "latch init '' --count 1" "latch wait '' --timeout 1s"; do
+  "latch init '' --count 1" "latch wait '' --timeout 1s" "history ''" "history '' --type lock" \
+  "rm '' --type lock"; do
   eval "refused 2 \"\$RCOORD\" $args" </dev/null
   assert_contains "$ERR" "empty" "$args"
 done
@@ -217,7 +218,7 @@ for form in "sem take n --limit @" "sem take n --limit 2 --permits @" "latch ini
   "lock run n -E @ -- true" "sem run n --limit 1 -E @ -- true" "elect run n --id a -E @ -- true" \
   "-p @ lock status n" "-n @ lock status n" "--wait-replicas @ lock status n"; do
   read -r -a words <<<"$form"
-  for v in 0x10 0X1 1e3 +5 " 5" 5.0 0b1 1_000; do
+  for v in 0x10 0X1 1e3 +5 -0 -5 " 5" 5.0 0b1 1_000; do
     args=()
     for w in "${words[@]}"; do if [ "$w" = @ ]; then args+=("$v"); else args+=("$w"); fi; done
     refused 2 "$RCOORD" "${args[@]}"
@@ -262,6 +263,23 @@ for v in 0.5ms 99ms 0; do
   assert_contains "$ERR" "too short"
 done
 pass "--watch below 100ms exits 2"
+
+# --- durations count whole milliseconds: nothing between 0 and 1ms --------------------------
+for v in 0.5ms 0.9ms 0.0001s; do
+  refused 2 "$RCOORD" bloom add n x --expire "$v"
+  assert_contains "$ERR" "at least 1ms"
+  refused 2 "$RCOORD" lock acquire n --ttl "$v"
+  assert_contains "$ERR" "too short"
+  refused 2 "$RCOORD" lock acquire n --wait "$v"
+  assert_contains "$ERR" "too short"
+  refused 2 "$RCOORD" --timeout "$v" lock status n
+  assert_contains "$ERR" "too short"
+  refused 2 "$RCOORD" limit check n --rate "5/$v"
+done
+refused 2 "$RCOORD" bloom add n x --expire 0
+assert_contains "$ERR" "at least 1ms"
+assert_eq "$(cli --scan --pattern 'rcoord:{*:n}*' | wc -l)" 0 "a refused duration wrote something"
+pass "a duration between 0 and 1ms exits 2 (too short), as --expire 0 does"
 
 # --- malformed and hostile URLs -------------------------------------------------------------
 k10=$(printf 'a%.0s' $(seq 10240))
@@ -313,6 +331,24 @@ refused 2 "$RCOORD" -u "$R_URL" -u "$R_URL" -u "redis://127.0.0.1:$(free_port)" 
 assert_contains "$ERR" "given twice"
 refused 2 "$RCOORD" -u "$R_URL" -u "redis://127.0.0.1:$R_PORT/2" -u "$R_URL/3" lock status x
 assert_contains "$ERR" "given twice"
+# ... nor is one server under two names: with the third node down, its vote would make a
+# quorum of one server (it was "acquired on 2 of 3").
+dead=redis://127.0.0.1:$(free_port)
+for alias in "redis://localhost:$R_PORT" "redis://127.1:$R_PORT" "redis://[::ffff:127.0.0.1]:$R_PORT"; do
+  refused 2 "$RCOORD" -u "$R_URL" -u "$alias" -u "$dead" lock acquire one-server
+  assert_contains "$ERR" "reach one server (127.0.0.1:$R_PORT)"
+done
+# ... nor one server by TCP and by its Unix socket: the same run_id once connected.
+refused 2 "$RCOORD" -u "$R_URL" -u "unix://$R_SOCK" -u "$dead" lock acquire one-server
+assert_contains "$ERR" "reach one server (run_id "
+assert_eq "$(cli exists 'rcoord:{lock:one-server}')" 0 "a Redlock over one server took the lock"
+# An empty password in a URL hides nothing: no warning about a password on the command line.
+# (The server has no password: it refuses AUTH of an empty one for no user, one line and exit
+# 3, and takes any for the default user, which has none.)
+refused 3 "$RCOORD" --url "redis://:@127.0.0.1:$R_PORT" ping
+case "$ERR" in *warning*) fail "an empty password was warned about: $ERR" ;; esac
+expect 0 "$RCOORD" --url "redis://default:@127.0.0.1:$R_PORT" ping
+assert_eq "$ERR" "" "stderr with an empty password for the default user"
 # percent-encoding is decoded where it is allowed
 expect 1 "$RCOORD" --url "redis://%31%32%37.0.0.1:$R_PORT" lock status x
 refused 3 "$RCOORD" --url "unix://$TEST_TMP/no.sock" lock status x

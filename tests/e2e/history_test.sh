@@ -190,3 +190,66 @@ expect 1 "$RCOORD" ls follow
 expect 0 "$RCOORD" rm follow --type lock
 assert_eq "$(redis-cli -p "$R_PORT" exists 'rcoord:{lock:follow}:history')" 0 "rm removes the history"
 pass "a history alone is no object for ls; rm removes it"
+
+# --- what is read back is escaped; notes are quoted and capped ----------------------------
+# A log any caller writes to: an event forged with a terminal escape and a second line, a note
+# that looks like a field.
+redis-cli -p "$R_PORT" xadd 'rcoord:{lock:hostile}:history' '*' \
+  event $'acquired\033]0;owned\007\n2026-01-01T00:00:00.000Z  released' >/dev/null
+expect 0 "$RCOORD" history hostile
+assert_lines "$OUT" 1 "a forged event is one line"
+case "$OUT" in *$'\033'* | *$'\007'*) fail "a control byte of the event reached the terminal" ;; esac
+assert_contains "$OUT" 'acquired\x1b]0;owned\x07\n2026-01-01T00:00:00.000Z  released'
+expect 0 "$RCOORD" lock acquire noted --note 'x fence=99' --token 'tok fence=98'
+expect 0 "$RCOORD" history noted
+assert_contains "$OUT" ' fence=1 ' "the real fence"
+assert_contains "$OUT" ' note="x fence=99"' "the note, quoted"
+assert_contains "$OUT" ' token="tok fence=98"' "a token with a space, quoted"
+expect 0 "$RCOORD" lock acquire quoted --note 'say "hi"'
+expect 0 "$RCOORD" history quoted
+assert_contains "$OUT" ' note="say \"hi\""'
+long=$(head -c 1025 /dev/zero | tr '\0' n)
+expect 2 "$RCOORD" lock acquire long-note --note "$long"
+assert_contains "$ERR" "--note is 1025 bytes"
+expect 2 env RCOORD_NOTE="$long" "$RCOORD" lock acquire long-note
+assert_eq "$(redis-cli -p "$R_PORT" exists 'rcoord:{lock:long-note}')" 0 "a refused note took the lock"
+expect 0 "$RCOORD" lock acquire long-note --note "${long:1}"
+pass "history's text escapes what it reads back, quotes notes; a note is at most 1 KiB"
+
+# --- one caller's small --history never trims what the log keeps for the others ------------
+for _ in 1 2 3 4 5 6; do "$RCOORD" lock acquire shared-log >/dev/null || true; done
+expect 1 "$RCOORD" --history 1 lock acquire shared-log
+assert_eq "$(redis-cli -p "$R_PORT" xlen 'rcoord:{lock:shared-log}:history')" 7 "--history 1 trimmed the log"
+assert_eq "$(redis-cli -p "$R_PORT" get 'rcoord:{lock:shared-log}:history:cap')" 100 "the cap kept with the log"
+for _ in 1 2 3 4; do "$RCOORD" --history 3 lock acquire small-log >/dev/null || true; done
+assert_eq "$(redis-cli -p "$R_PORT" xlen 'rcoord:{lock:small-log}:history')" 3
+"$RCOORD" --history 5 lock acquire small-log >/dev/null || true
+"$RCOORD" --history 5 lock acquire small-log >/dev/null || true
+"$RCOORD" --history 2 lock acquire small-log >/dev/null || true
+assert_eq "$(redis-cli -p "$R_PORT" xlen 'rcoord:{lock:small-log}:history')" 5 "a larger --history raises the cap"
+ttl=$(redis-cli -p "$R_PORT" pttl 'rcoord:{lock:small-log}:history:cap')
+[ "$ttl" -gt $((7 * 86400000 - 60000)) ] || fail "the cap expires with the log: pttl $ttl"
+pass "a call's --history never shrinks the log below its stored cap; a larger one raises it"
+
+# --- rm --force of what is in use leaves a `removed` event that outlives the object --------
+token=$("$RCOORD" lock acquire forced --ttl 1h --note holder)
+holder_fence=$(field 1 fence forced)
+expect 0 "$RCOORD" rm forced --type lock --force --note cleanup
+expect 1 "$RCOORD" lock status forced
+assert_eq "$(events forced)" "acquired removed" "the history of a lock removed while held"
+assert_eq "$(field 2 cmd forced)" "rm" "removed: by the rm"
+assert_eq "$(field 2 note forced)" "cleanup" "removed: its note"
+assert_eq "$(field 2 token forced)" "$token" "removed: the token it held"
+assert_eq "$(field 2 fence forced)" "$holder_fence" "removed: the fence it held"
+assert_eq "$(field 2 held_by forced | python3 -c 'import json,sys; print(json.load(sys.stdin)["note"])')" \
+  holder "removed: the holder it had"
+ttl=$(redis-cli -p "$R_PORT" pttl 'rcoord:{lock:forced}:history')
+[ "$ttl" -gt $((7 * 86400000 - 60000)) ] || fail "the history outlives the object by its expiry: pttl $ttl"
+expect 1 "$RCOORD" ls forced
+"$RCOORD" sem take forced-sem --limit 2 --ttl 1h >/dev/null
+expect 0 "$RCOORD" rm forced-sem --type sem --force
+assert_eq "$(field 2 holders forced-sem --type sem)" 1 "removed: a semaphore's holders"
+"$RCOORD" elect campaign forced-elect --id boss --ttl 1h >/dev/null
+expect 0 "$RCOORD" rm forced-elect --type elect --force
+assert_eq "$(field 2 id forced-elect --type elect)" boss "removed: the leader"
+pass "rm --force of a held lock, semaphore or election leaves a removed event (who, what it held)"

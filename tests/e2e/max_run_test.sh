@@ -158,6 +158,12 @@ assert_eq "$(cat "$TEST_TMP/handler.sh.done")" "ok 1" "the next message was hand
 expect 0 "$RCOORD" --json queue dead q
 assert_eq "$(json_field "$OUT" message)" hang
 pass "consume goes on after a timed-out message; past --max-attempts it is dead"
+# --help says so too, as the man page does: --max-run is per message for consume.
+expect 0 "$RCOORD" queue consume --help
+help=$(tr -s ' \n' ' ' <<<"$OUT")
+assert_contains "$help" "consume goes on with the next message (exit 124 only when it was the last under --max-messages)"
+assert_contains "$help" "never the consumer's exit"
+pass "queue consume --help: --max-run stops one message, consume goes on"
 
 # --- bad values: usage errors, nothing taken -----------------------------------------------
 for form in "lock run bad" "sem run bad --limit 1" "elect run bad --id a" "queue consume bad"; do

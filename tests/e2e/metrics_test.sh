@@ -166,3 +166,32 @@ assert_eq "$(ls -A "$dir")" rcoord.prom "files left after a failed write"
 expect 0 "$RCOORD" -q metrics
 assert_eq "$OUT" "" "-q"
 pass "a --textfile that cannot be written: exit 2 naming it, nothing left behind"
+
+# Only a regular file (or a new one) is replaced: a FIFO, a symbolic link (/dev/stdout is one)
+# or a device node stays what it was, exit 2 before any connection (the URL is dead here).
+mkfifo "$dir/fifo"
+echo target >"$dir/target"
+ln -s target "$dir/link"
+dead_url=redis://127.0.0.1:$(free_port)
+mkdir "$dir/sub"
+for case in "fifo:a FIFO" "link:a symbolic link" "sub:a directory"; do
+  path=$dir/${case%%:*}
+  expect 2 "$RCOORD" --url "$dead_url" metrics --textfile "$path"
+  assert_contains "$ERR" "cannot write $path: it is ${case#*:}"
+  assert_lines "$ERR" 1 "stderr for --textfile $path"
+done
+[ -p "$dir/fifo" ] || fail "the FIFO was replaced"
+[ -L "$dir/link" ] && [ "$(cat "$dir/target")" = target ] || fail "the symbolic link was replaced"
+if [ "$(id -u)" = 0 ]; then
+  mknod "$dir/full" c 1 7  # the device of /dev/full
+  expect 2 "$RCOORD" metrics --textfile "$dir/full"
+  assert_contains "$ERR" "character device"
+  [ -c "$dir/full" ] || fail "the device node was replaced"
+fi
+rm -rf "$dir/fifo" "$dir/link" "$dir/target" "$dir/sub" "$dir/full"
+assert_eq "$(ls -A "$dir")" rcoord.prom "files left after refused writes"
+expect 2 "$RCOORD" --url "$dead_url" metrics --textfile ''
+assert_contains "$ERR" "bad file name"
+expect 0 "$RCOORD" metrics --textfile - --type latch
+assert_contains "$OUT" 'rcoord_latch_count{name="shards"} 1'
+pass "--textfile refuses what is not a regular file (FIFO, symlink, directory, device) and ''; - is stdout"

@@ -1,6 +1,7 @@
 # rcoord rm (SPEC lifecycle): deletes every key of each object, refuses what is in use
-# unless --force, keeps fence, term and id counters so none repeats, --dry-run deletes
-# nothing, one JSON object per name, exit 0 only when every name was removed.
+# unless --force, keeps fence, term and id counters so none repeats (and the history of what
+# it removed while in use, with a `removed` event), --dry-run deletes nothing, one JSON
+# object per name, exit 0 only when every name was removed.
 source "$(dirname "$0")/lib.sh"
 start_redis R
 export RCOORD_URL=$R_URL
@@ -41,7 +42,11 @@ expect 0 "$RCOORD" lock status deploy
 expect 0 "$RCOORD" rm deploy --type lock --force --json
 assert_eq "$(json_field "$OUT" removed)" true
 [ "$(json_field "$OUT" keys)" -ge 1 ] || fail "keys removed: $OUT"
-assert_eq "$(keys_of lock deploy)" "rcoord:{lock:deploy}:fence" "only the fence counter is left"
+assert_eq "$(keys_of lock deploy | sort)" \
+  "$(printf '%s\n' 'rcoord:{lock:deploy}:fence' 'rcoord:{lock:deploy}:history' 'rcoord:{lock:deploy}:history:cap')" \
+  "only the fence counter and the history (with its removed event) are left"
+assert_eq "$("$RCOORD" -o json history deploy | tail -n 1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["event"])')" \
+  removed "the history's last event"
 expect 1 "$RCOORD" lock status deploy
 expect 1 "$RCOORD" ls --type lock
 # --names reads no state: the fence counter alone must not make it an object (nor offer its
@@ -68,8 +73,11 @@ expect 0 "$RCOORD" sem take enc --limit 2
 expect 1 "$RCOORD" rm enc --type sem --json
 assert_contains "$(json_field "$OUT" reason)" "1 holder(s)"
 expect 0 "$RCOORD" rm enc --type sem --force
-assert_eq "$(keys_of sem enc)" "" "a removed semaphore leaves no key"
-pass "a semaphore with holders is refused, removed with --force, no key left"
+assert_eq "$(keys_of sem enc | sort)" \
+  "$(printf '%s\n' 'rcoord:{sem:enc}:history' 'rcoord:{sem:enc}:history:cap')" \
+  "a semaphore removed while in use leaves its history alone"
+expect 1 "$RCOORD" ls --names --type sem
+pass "a semaphore with holders is refused, removed with --force, only its history left"
 
 # Election with a leader: the term counter stays and keeps counting.
 expect 0 "$RCOORD" elect campaign svc --id a --json
@@ -77,7 +85,8 @@ term1=$(json_field "$OUT" term)
 expect 1 "$RCOORD" rm svc --type elect --json
 assert_contains "$(json_field "$OUT" reason)" "led by a"
 expect 0 "$RCOORD" rm svc --type elect --force
-assert_eq "$(keys_of elect svc)" "rcoord:{elect:svc}:term"
+assert_eq "$(keys_of elect svc | sort)" \
+  "$(printf '%s\n' 'rcoord:{elect:svc}:history' 'rcoord:{elect:svc}:history:cap' 'rcoord:{elect:svc}:term')"
 expect 1 "$RCOORD" ls --type elect
 expect 1 "$RCOORD" ls --names --type elect
 expect 0 "$RCOORD" elect campaign svc --id b --json

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "history_command.hpp"
 #include "live.hpp"
 #include "metrics_command.hpp"
 #include "terminal.hpp"
@@ -224,4 +225,32 @@ TEST_CASE("metrics: every family with HELP and TYPE, its samples together") {
   CHECK_FALSE(e.add(lookalike));
   Object other_type = object("sem", "b\\xff", "1");
   CHECK(e.add(other_type));
+}
+
+TEST_CASE("history lines (history's text, top's detail): every part read back escaped") {
+  rcoord::history::Event e;
+  e.at = 0;
+  e.event = "acquired\x1b]0;owned\x07\n2026-01-01T00:00:00.000Z  released";
+  e.who.host = "web-3";
+  e.who.pid = 42;
+  e.who.user = "backup";
+  e.who.cmd = "lock acquire";
+  e.who.note = "x fence=99";
+  e.token = "t fence=7";
+  e.fields = {{"fence", "12"}, {"mode", "say \"hi\""}, {"odd\nfield", ""}};
+  std::string line = rcoord::cmd::history_line(e);
+  CHECK(line.find('\n') == std::string::npos);
+  CHECK(line.find('\x1b') == std::string::npos);
+  CHECK(line.find('\x07') == std::string::npos);
+  CHECK(line.find("acquired\\x1b]0;owned\\x07\\n2026") != std::string::npos);
+  CHECK(line.find(" fence=12 ") != std::string::npos);
+  CHECK(line.find(" mode=\"say \\\"hi\\\"\"") != std::string::npos);
+  CHECK(line.find(" odd\\nfield=\"\"") != std::string::npos);
+  CHECK(line.find(" note=\"x fence=99\"") != std::string::npos);
+  CHECK(line.find(" token=\"t fence=7\"") != std::string::npos);
+  e.who.note = "https://ci.example/run/1";
+  e.token = "6306abcd";
+  line = rcoord::cmd::history_line(e);
+  CHECK(line.find(" note=\"https://ci.example/run/1\"") != std::string::npos);
+  CHECK(line.find(" token=6306abcd") != std::string::npos);
 }

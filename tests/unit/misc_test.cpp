@@ -10,6 +10,7 @@
 #include "keys.hpp"
 #include "lock_command.hpp"
 #include "ops_command.hpp"
+#include "redlock.hpp"
 #include "token.hpp"
 
 TEST_CASE("random tokens are 128 bits of hex and do not repeat") {
@@ -82,6 +83,31 @@ TEST_CASE("bad config files are usage errors naming file and line") {
   CHECK_THROWS_AS(rcoord::load_config("/nonexistent/rcoord.toml"), rcoord::Error);
 }
 
+TEST_CASE("a config value that may be a secret is never shown in an error") {
+  auto message = [](const char* text) {
+    try {
+      rcoord::parse_config(text, "c.toml");
+    } catch (const rcoord::Error& e) {
+      return format_error(e);
+    }
+    return std::string("(accepted)");
+  };
+  for (const char* bad :
+       {"password = S3cret\n", "pass = S3cret\n", "requirepass=S3cret\n", "auth_token = S3cret\n",
+        "Password = S3cret # x\n", "password = [S3cret]\n", "tls-key = S3cret\n"}) {
+    CAPTURE(bad);
+    std::string m = message(bad);
+    CHECK(m.find("c.toml:1") != std::string::npos);
+    CHECK(m.find("S3cret") == std::string::npos);
+    CHECK(m.find("not shown") != std::string::npos);
+  }
+  // Other values are shown, URLs masked, so that the mistake can be found.
+  CHECK(message("prefix = app\n").find("'app' is not a value") != std::string::npos);
+  std::string url = message("url = redis://:S3cret@h\n");
+  CHECK(url.find("S3cret") == std::string::npos);
+  CHECK(url.find("redis://") != std::string::npos);
+}
+
 TEST_CASE("lock acquire: JSON fields and text of SPEC") {
   rcoord::lock::Acquired ok{true, "backup", "abc", 30000, 7, 12};
   nlohmann::ordered_json j;
@@ -138,4 +164,29 @@ TEST_CASE("ping view of a setup of several servers: one node line each") {
   CHECK(j["nodes"].size() == 2);
   CHECK(j["nodes"][1]["rtt_us"] == -1);
   CHECK(j["nodes"][1]["error"] == "connection refused");
+}
+
+TEST_CASE("Redlock: two URLs that reach one address are one server") {
+  auto at = [](std::string host, int port) {
+    rcoord::Endpoint ep;
+    ep.host = std::move(host);
+    ep.port = port;
+    return ep;
+  };
+  using rcoord::redlock::same_address;
+  CHECK_FALSE(same_address({at("127.0.0.1", 7001), at("127.0.0.1", 7002), at("127.0.0.1", 7003)}));
+  for (const char* alias : {"127.1", "::ffff:127.0.0.1", "localhost", "127.000.000.001"}) {
+    CAPTURE(alias);
+    auto same = same_address({at("127.0.0.1", 7001), at("127.0.0.1", 7002), at(alias, 7001)});
+    REQUIRE(same);
+    CHECK(same->first == 0);
+    CHECK(same->second == 2);
+    CHECK(same->address == "127.0.0.1:7001");
+  }
+  rcoord::Endpoint sock = at("", 0);
+  sock.socket_path = "/nonexistent/redis.sock";
+  auto same = same_address({sock, at("127.0.0.1", 7001), sock});
+  REQUIRE(same);
+  CHECK(same->second == 2);
+  CHECK(same->address == "unix:/nonexistent/redis.sock");
 }

@@ -38,6 +38,26 @@ TEST_CASE("parse_duration accepts the documented forms") {
   CHECK(rcoord::parse_duration("1.5s") == 1500ms);
   CHECK(rcoord::parse_duration("0.25") == 250ms);
   CHECK(rcoord::parse_duration("0") == 0ms);
+  CHECK(rcoord::parse_duration("1ms") == 1ms);
+  CHECK(rcoord::parse_duration("1.4ms") == 1ms);  // rounded past the first millisecond
+}
+
+TEST_CASE("parse_duration: durations count whole milliseconds, none is between 0 and 1ms") {
+  for (const char* short_one : {"0.5ms", "0.9ms", "0.0001s", "0.00001m"}) {
+    CAPTURE(short_one);
+    CHECK_FALSE(rcoord::parse_duration(short_one));
+    CHECK(rcoord::duration_too_short(short_one));
+  }
+  CHECK_FALSE(rcoord::duration_too_short("0"));
+  CHECK_FALSE(rcoord::duration_too_short("5x"));
+  try {
+    rcoord::duration_or_throw("--ttl", "0.5ms");
+    FAIL("accepted");
+  } catch (const rcoord::Error& e) {
+    CHECK(e.code() == rcoord::kUsage);
+    CHECK(std::string(e.what()) ==
+          "--ttl '0.5ms' is too short: durations count whole milliseconds");
+  }
 }
 
 TEST_CASE("parse_duration rejects everything else") {
@@ -185,6 +205,11 @@ TEST_CASE("a URL's password never shows in messages") {
   CHECK(rcoord::mask_url("redis://bob:hunter2@h:1/0") == "redis://bob:****@h:1/0");
   CHECK(rcoord::mask_url("redis://hunter2@h") == "redis://****@h");
   CHECK(rcoord::mask_url("redis://h:1") == "redis://h:1");
+  // An empty password has nothing to hide.
+  CHECK(rcoord::mask_url("redis://:@h") == "redis://:@h");
+  CHECK(rcoord::mask_url("redis://bob:@h") == "redis://bob:@h");
+  CHECK(rcoord::mask_url("redis://@h") == "redis://@h");
+  CHECK(rcoord::secret_spans("redis://:@h").empty());
   try {
     rcoord::parse_url("redis://bob:hunter2@h:notaport");
     FAIL("accepted");
@@ -225,10 +250,10 @@ TEST_CASE("parse_decimal reads decimal only: leading zeros are decimal, no hex o
   CHECK(rcoord::parse_decimal("10") == 10);
   CHECK(rcoord::parse_decimal("010") == 10);
   CHECK(rcoord::parse_decimal("0") == 0);
-  CHECK(rcoord::parse_decimal("-5") == -5);
   CHECK(rcoord::parse_decimal("9223372036854775807") == INT64_MAX);
-  for (const char* bad : {"0x10", "0X10", "+5", " 5", "5 ", "1e3", "1.0", "", "-", "0b1", "10k",
-                          "99999999999999999999"}) {
+  // One rule for signs: none, either way.
+  for (const char* bad : {"-5", "-0", "+0", "0x10", "0X10", "+5", " 5", "5 ", "1e3", "1.0", "", "-",
+                          "0b1", "10k", "99999999999999999999"}) {
     CAPTURE(bad);
     CHECK_FALSE(rcoord::parse_decimal(bad));
   }

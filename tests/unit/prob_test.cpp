@@ -126,9 +126,11 @@ TEST_CASE("Bloom sizing: the fewest bits at which a whole number of hashes keeps
   }
 }
 
-TEST_CASE("a scalable filter's layers add up to less than twice the rate, up to the cap") {
-  // With --expansion 1 a filter reaches the layer cap soonest (64 x capacity), with each
-  // layer's rate halved: p + p/2 + ... + p/2^63 < 2p, and each layer keeps its own rate.
+TEST_CASE("a scalable filter's layers add up to less than 1.67 x the rate, up to the cap") {
+  // With --expansion 1 a filter reaches the layer cap soonest (64 x capacity), each layer at
+  // 0.4 x the rate of the one before: p + 0.4p + ... + 0.4^63 p < p / 0.6, and each layer keeps
+  // its own rate. (The room left below 2p is for what the formula does not see: a real layer
+  // at capacity shows a few percent more than its rate.)
   for (double p : {0.5, 0.1, 0.01, 0.001, 1e-9}) {
     for (std::uint64_t capacity : {1, 100, 10000}) {
       CAPTURE(p);
@@ -144,22 +146,26 @@ TEST_CASE("a scalable filter's layers add up to less than twice the rate, up to 
         CHECK(l.capacity == capacity);
         total += layer_rate({l.bits, l.hashes}, static_cast<double>(l.capacity));
       }
-      CHECK(total < 2 * p);
+      CHECK(total < p / (1 - rcoord::bloom::kTightening));
+      CHECK(total < 1.67 * p);
       // No layer past the cap: a filter there is full.
       CHECK(rcoord::bloom::next_layer(m, rcoord::bloom::kMaxLayers).bits == 0);
     }
   }
 }
 
-TEST_CASE("scaling: each layer larger by the expansion, error rate halved") {
+TEST_CASE("scaling: each layer larger by the expansion, at 0.4 x the error rate") {
   rcoord::bloom::Meta m;
   m.capacity = 1000;
   m.error_rate = 0.01;
   m.expansion = 2;
   auto l1 = rcoord::bloom::next_layer(m, 1);
   CHECK(l1.capacity == 2000);
-  CHECK(l1.bits == rcoord::bloom::size_for(2000, 0.005).bits);
-  CHECK(l1.hashes == rcoord::bloom::size_for(2000, 0.005).hashes);
+  CHECK(l1.bits == rcoord::bloom::size_for(2000, 0.004).bits);
+  CHECK(l1.hashes == rcoord::bloom::size_for(2000, 0.004).hashes);
+  auto l2 = rcoord::bloom::next_layer(m, 2);
+  CHECK(l2.capacity == 4000);
+  CHECK(l2.bits == rcoord::bloom::size_for(4000, 0.0016).bits);
   // A layer past 2^32 bits may not be created (bits 0).
   m.capacity = 300'000'000;
   CHECK(rcoord::bloom::next_layer(m, 0).bits > 0);

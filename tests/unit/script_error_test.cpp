@@ -119,3 +119,38 @@ TEST_CASE("script_error: other errors keep their kind, without SHA1 or line") {
       kScript, kKeys);
   CHECK(line_of(e).find("this user may not run HSET") != std::string::npos);
 }
+
+TEST_CASE("script_error: a replica, a full server and a broken counter say what to do") {
+  const rcoord::Script incr{"lock_acquire",
+                            "local a = 1\nlocal fence = redis.call('INCR', KEYS[2])\n",
+                            "0123456789abcdef0123456789abcdef01234567", true};
+  // Redis 7's form, then 6.2's.
+  for (const char* msg :
+       {"ERR value is not an integer or out of range script: "
+        "21414dc104ac2503809e817ed69a46ec0db8f0d2, on @user_script:2.",
+        "ERR Error running script (call to f_21414dc104ac2503809e817ed69a46ec0db8f0d2): "
+        "@user_script:2: ERR value is not an integer or out of range"}) {
+    CAPTURE(msg);
+    auto e = rcoord::script_error(msg, incr, kKeys);
+    CHECK(e.code() == rcoord::kServer);
+    std::string line = line_of(e);
+    CHECK(line.find("lock 'job': key 'rcoord:{lock:job}:fence' does not hold an integer: ") !=
+          std::string::npos);
+    CHECK(line.find("value is not an integer or out of range") != std::string::npos);
+    CHECK(line.find("redis-cli DEL 'rcoord:{lock:job}:fence'") != std::string::npos);
+  }
+  auto e = rcoord::script_error(
+      "READONLY You can't write against a read only replica. script: "
+      "21414dc104ac2503809e817ed69a46ec0db8f0d2, on @user_script:2.",
+      kScript, kKeys);
+  CHECK(e.code() == rcoord::kServer);
+  CHECK(line_of(e) ==
+        "rcoord: script lock_acquire failed: READONLY You can't write against a read only "
+        "replica. (this server is a read-only replica: point --url at its master, or find the "
+        "master with --sentinel)");
+  e = rcoord::script_error("OOM command not allowed when used memory > 'maxmemory'.", kScript,
+                           kKeys);
+  CHECK(line_of(e).find("OOM command not allowed when used memory > 'maxmemory'. (the server "
+                        "is full and evicts nothing") != std::string::npos);
+  CHECK(line_of(e).find("free memory") != std::string::npos);
+}

@@ -502,6 +502,22 @@ TEST_CASE("note: --note, then RCOORD_NOTE, then the config file, then the CI run
             .note == "https://bk.example/b/5#j1");
 }
 
+TEST_CASE("note: at most 1 KiB, as every event copies it; a CI link that long is cut") {
+  std::string kib(rcoord::kMaxNoteBytes, 'n');
+  CHECK(World().given("note", kib).resolve().note == kib);
+  CHECK(World().given("note", kib + "x").refusal() ==
+        "--note is 1025 bytes, more than the 1024 a note may have");
+  CHECK(World().env("RCOORD_NOTE", kib + "x").refusal().starts_with("$RCOORD_NOTE is 1025 bytes"));
+  CHECK(World().conf("note", kib + "x").refusal().starts_with("note in the config file is 1025"));
+  // A link built from the CI's own variables is cut, at a character boundary.
+  std::string long_url = "https://bk.example/" + std::string(1000, 'b') + "\u00e9\u00e9\u00e9";
+  std::string note = World().env("BUILDKITE_BUILD_URL", long_url).resolve().note;
+  CHECK(note.size() <= rcoord::kMaxNoteBytes);
+  CHECK(note.size() >= rcoord::kMaxNoteBytes - 1);
+  CHECK(long_url.starts_with(note));
+  CHECK((static_cast<unsigned char>(note.back()) & 0xc0) != 0xc0);  // not half a character
+}
+
 TEST_CASE("output: -o and --json, then the config file's json and output") {
   auto format = [](World& w) { return w.resolve().format; };
   World w1;

@@ -26,6 +26,15 @@ TEST_CASE("escape_text: one line, no terminal control, backslash kept unambiguou
   CHECK(escape_text("a\n\n\nb").find('\n') == std::string::npos);
 }
 
+TEST_CASE("quote_text: escaped, in double quotes, a quote inside written \\\"") {
+  using rcoord::quote_text;
+  CHECK(quote_text("x fence=99") == "\"x fence=99\"");
+  CHECK(quote_text("say \"hi\"") == "\"say \\\"hi\\\"\"");
+  CHECK(quote_text("") == "\"\"");
+  CHECK(quote_text("a\nb\x1b") == "\"a\\nb\\x1b\"");
+  CHECK(quote_text("back\\") == "\"back\\\\\"");
+}
+
 TEST_CASE("glob_match: Redis's glob over the whole name") {
   CHECK(glob_match("*", ""));
   CHECK(glob_match("*", "anything"));

@@ -12,13 +12,24 @@ local function history_value(v)
   return tostring(v)
 end
 
--- Appends `event` to the stream `key`, which keeps its newest `cap` entries (with cap 0,
--- nothing is recorded), with `who` (the packed identity of who caused it; '' or nil when
+-- How many entries the log `key` keeps, given a call's own --history `cap` (> 0): the largest
+-- cap any call gave while the log lived, kept beside it in `<key>:cap` (same hash tag, same
+-- expiry), so that one caller's small --history never trims what the log keeps for the others.
+local function history_keep(key, cap)
+  local cap_key = key .. ':cap'
+  local kept = tonumber(redis.call('GET', cap_key) or '') or 0
+  if cap > kept then kept = cap end
+  redis.call('SET', cap_key, kept, 'PX', HISTORY_LIFE_MS)
+  return kept
+end
+
+-- Appends `event` to the stream `key`, which keeps its newest entries (history_keep; with cap
+-- 0, nothing is recorded), with `who` (the packed identity of who caused it; '' or nil when
 -- unknown) and then pairs of field name and value; a value that is nil, false or '' is left
 -- out.
 local function history_add(key, cap, event, who, ...)
   if cap <= 0 then return end
-  local args = {'XADD', key, 'MAXLEN', cap, '*', 'event', event}
+  local args = {'XADD', key, 'MAXLEN', history_keep(key, cap), '*', 'event', event}
   if who and who ~= '' then
     table.insert(args, 'who')
     table.insert(args, who)
