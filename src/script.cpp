@@ -109,6 +109,23 @@ bool is_noscript(const Reply& r) {
 
 std::string script_error_text(std::string_view msg) {
   std::string out;
+  // Redis 6.2 puts `ERR Error running script (call to f_<sha1>): @user_script:N: ` before any
+  // error raised in a script, and a space after it; Redis 7 says where at the end instead.
+  // What follows is the error of a command the script called (`WRONGTYPE ...`), a refusal of
+  // the prelude, or a Lua error (`user_script:N: ...`, of class ERR as Redis 7 says).
+  constexpr std::string_view kBefore62 = "ERR Error running script (call to f_";
+  if (auto close = msg.find("): "); msg.substr(0, kBefore62.size()) == kBefore62 &&
+                                    close != std::string_view::npos) {
+    msg.remove_prefix(close + 3);
+    constexpr std::string_view kAt = "@user_script:";
+    if (msg.substr(0, kAt.size()) == kAt) {
+      std::size_t digits = kAt.size();
+      while (digits < msg.size() && is_digit(msg[digits])) ++digits;
+      if (msg.substr(digits, 2) == ": ") msg.remove_prefix(digits + 2);
+    }
+    while (!msg.empty() && msg.back() == ' ') msg.remove_suffix(1);
+    if (msg.substr(0, kAt.size() - 1) == kAt.substr(1)) out = "ERR ";
+  }
   // `user_script:12: ` in front of a Lua runtime error.
   for (;;) {
     auto at = msg.find("user_script:");

@@ -10,8 +10,9 @@
 
 namespace rcoord {
 
-/// One embedded script. `sha1` is the SHA1 of `body`, computed at build time. A script
-/// whose body starts with `#!lua flags=no-writes` is read-only (the server enforces it).
+/// One embedded script. `sha1` is the SHA1 of `body`, computed at build time. A script whose
+/// file starts with `-- @no-writes` only reads (cmake/EmbedLua.cmake): it does not wait for
+/// replicas.
 struct Script {
   std::string_view name;
   std::string_view body;

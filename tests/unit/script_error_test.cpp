@@ -69,6 +69,30 @@ TEST_CASE("script_error_text drops the script's SHA1 and line") {
   CHECK(rcoord::script_error_text("OOM command not allowed") == "OOM command not allowed");
 }
 
+TEST_CASE("script_error_text reads Redis 6.2's form too: where first, the error after it") {
+  const std::string before =
+      "ERR Error running script (call to f_21414dc104ac2503809e817ed69a46ec0db8f0d2): ";
+  CHECK(rcoord::script_error_text(before + "@user_script:17: WRONGTYPE KEYS[4] holds a string, "
+                                           "not the zset rcoord keeps there ") ==
+        "WRONGTYPE KEYS[4] holds a string, not the zset rcoord keeps there");
+  CHECK(rcoord::script_error_text(before + "@user_script:2: WRONGTYPE Operation against a key "
+                                           "holding the wrong kind of value ") ==
+        "WRONGTYPE Operation against a key holding the wrong kind of value");
+  CHECK(rcoord::script_error_text(before + "@user_script:1: user_script:1: Script attempted to "
+                                           "access nonexistent global variable 'x' ") ==
+        "ERR Script attempted to access nonexistent global variable 'x'");
+  auto e = rcoord::script_error(
+      before + "@user_script:2: The user executing the script can't run this command or "
+               "subcommand ",
+      kScript, kKeys);
+  CHECK(line_of(e).find("this user may not run HSET") != std::string::npos);
+  e = rcoord::script_error(before + "@user_script:17: WRONGTYPE KEYS[4] holds a string, not the "
+                                    "zset rcoord keeps there ",
+                           kScript, kKeys);
+  CHECK(line_of(e).find("rcoord: lock 'job': key 'rcoord:{lock:job}:readers' holds a string") ==
+        0);
+}
+
 TEST_CASE("script_error: a refused key is named with its object, without SHA1 or line") {
   auto e = rcoord::script_error(
       "WRONGTYPE KEYS[4] holds a string, not the zset rcoord keeps there script: "
