@@ -7,6 +7,7 @@
 #include "cluster.hpp"
 #include "errors.hpp"
 #include "server.hpp"
+#include "waiting.hpp"
 
 namespace rcoord::doctor {
 namespace {
@@ -160,7 +161,7 @@ Finding check_permissions(Connection& conn, const Keys& keys) {
   std::vector<std::pair<std::string, Args>> tries = {
       {"EVAL", {"EVAL", "return redis.call('TIME')[1]", "0"}},
       {"EVALSHA", {"EVALSHA", "0000000000000000000000000000000000000000", "0"}},
-      {"BLPOP", {"BLPOP", probe, "0.001"}},
+      {"BLPOP", {"BLPOP", probe, waiting::block_seconds(Millis(1))}},
       {"PUBLISH", {"PUBLISH", probe, "doctor"}},
   };
   std::string refused;
