@@ -107,6 +107,12 @@ bool is_noscript(const Reply& r) {
 
 }  // namespace
 
+bool refused_by_acl(std::string_view msg) {
+  return msg.find("NOPERM") != std::string_view::npos ||
+         msg.find("can't run this command") != std::string_view::npos ||
+         msg.find("has no permissions to run") != std::string_view::npos;
+}
+
 std::string script_error_text(std::string_view msg) {
   std::string out;
   // Redis 6.2 puts `ERR Error running script (call to f_<sha1>): @user_script:N: ` before any
@@ -148,10 +154,12 @@ std::string script_error_text(std::string_view msg) {
 
 Error script_error(std::string_view msg, const Script& script, const Args& keys) {
   // Redis refuses a command inside a script with a message that names only the script line
-  // (`... can't run this command or subcommand script: <sha>, on @user_script:26.`): name the
-  // command from the embedded body instead, so the operator knows what to grant.
-  if (msg.find("can't run this command") != std::string_view::npos) {
-    std::string command = command_on_line(script.body, script_line(msg));
+  // (`... can't run this command or subcommand script: <sha>, on @user_script:26.`), or the
+  // command in lower case (`ACL failure in script: User u has no permissions to run the
+  // 'hset' command ...`, Redis 7.2 on): name the command from the embedded body, as every
+  // message of rcoord names it.
+  if (long line = script_line(msg); line > 0 && refused_by_acl(msg)) {
+    std::string command = command_on_line(script.body, line);
     if (!command.empty()) {
       return {
           kServer,

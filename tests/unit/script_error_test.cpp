@@ -142,4 +142,22 @@ TEST_CASE("script_error: other errors keep their kind, without SHA1 or line") {
       "21414dc104ac2503809e817ed69a46ec0db8f0d2, on @user_script:2.",
       kScript, kKeys);
   CHECK(line_of(e).find("this user may not run HSET") != std::string::npos);
+  // Redis 7.2 on and Valkey name the command themselves, in lower case.
+  e = rcoord::script_error(
+      "ERR ACL failure in script: User u has no permissions to run the 'hset' command script: "
+      "21414dc104ac2503809e817ed69a46ec0db8f0d2, on @user_script:2.",
+      kScript, kKeys);
+  CHECK(line_of(e) ==
+        "rcoord: script lock_acquire refused by ACL: this user may not run HSET (grant the "
+        "rcoord ACL rule to this user (see the README))");
+}
+
+TEST_CASE("refused_by_acl knows every server's words for an ACL refusal") {
+  CHECK(rcoord::refused_by_acl("NOPERM this user has no permissions to run the 'multi' command"));
+  CHECK(rcoord::refused_by_acl(
+      "ERR The user executing the script can't run this command or subcommand script: x"));
+  CHECK(rcoord::refused_by_acl("ERR ACL failure in script: User u has no permissions to run the "
+                               "'bitop' command script: x, on @user_script:3."));
+  CHECK_FALSE(rcoord::refused_by_acl("WRONGTYPE Operation against a key"));
+  CHECK_FALSE(rcoord::refused_by_acl("EXECABORT Transaction discarded"));
 }
