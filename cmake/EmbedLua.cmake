@@ -1,7 +1,10 @@
 # Runs in script mode (cmake -P): turns every src/lua/*.lua into an inline constexpr Script
 # whose body is the file's bytes with the prelude (PRELUDE: helpers every script may call)
-# put before them, after a `#!lua` line, which must stay first. The SHA1 computed here, of
-# that exact body (every directive below expanded), is the one EVALSHA expects.
+# put before them. The SHA1 computed here, of that exact body (every directive below
+# expanded), is the one EVALSHA expects.
+# A first line `-- @no-writes` marks a script that only reads (Script::writes is false: it
+# does not wait for --wait-replicas). It is a comment, not Redis 7's `#!lua flags=no-writes`
+# shebang, which Redis 6.2 cannot compile: the same body runs on every server.
 # A line `-- @include NAME` becomes src/lua/NAME.lua as a function, so that one script can run
 # another's logic several times (a script cannot call another):
 #   local NAME = function(KEYS, ARGV, refuse, redis) <NAME.lua> end
@@ -45,16 +48,13 @@ foreach(f IN LISTS lua_files)
     message(FATAL_ERROR "${f}: a `-- @lib NAME` that is not a line of its own (or a lib that "
                         "has one) is left unexpanded")
   endif()
-  string(FIND "${body}" "#!lua" shebang)
+  string(FIND "${body}" "#!" shebang)
   if(shebang EQUAL 0)
-    string(FIND "${body}" "\n" first_line_end)
-    math(EXPR rest_start "${first_line_end} + 1")
-    string(SUBSTRING "${body}" 0 ${rest_start} first_line)
-    string(SUBSTRING "${body}" ${rest_start} -1 rest)
-    set(body "${first_line}${prelude}${rest}")
-  else()
-    set(body "${prelude}${body}")
+    message(FATAL_ERROR "${f} starts with a shebang, which Redis 6.2 cannot run (mark a script "
+                        "that only reads with a first line `-- @no-writes`)")
   endif()
+  string(FIND "${body}" "-- @no-writes\n" readonly)
+  set(body "${prelude}${body}")
   string(SHA1 sha "${body}")
   string(FIND "${body}" ")lua\"" bad)
   if(NOT bad EQUAL -1)
@@ -69,7 +69,6 @@ foreach(f IN LISTS lua_files)
     string(SUBSTRING "${p}" 1 -1 rest)
     string(APPEND ident "${first}${rest}")
   endforeach()
-  string(FIND "${body}" "#!lua flags=no-writes" readonly)
   if(readonly EQUAL 0)
     set(writes "false")
   else()

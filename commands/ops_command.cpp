@@ -10,7 +10,8 @@
 namespace rcoord::server {
 
 void to_json(nlohmann::ordered_json& j, const Ping& r) {
-  j = {{"url", r.url}, {"version", r.version}, {"mode", r.mode}, {"rtt_us", r.rtt_us}};
+  j = {{"url", r.url},   {"server", r.server}, {"version", r.version},
+       {"mode", r.mode}, {"rtt_us", r.rtt_us}};
   if (r.nodes.empty()) return;
   auto& nodes = j["nodes"] = nlohmann::ordered_json::array();
   for (const auto& n : r.nodes) {
@@ -22,8 +23,9 @@ void to_json(nlohmann::ordered_json& j, const Ping& r) {
 
 // `node: ADDRESS ROLE RTT` lines follow the summary, one per server of the setup.
 std::string to_text(const Ping& r) {
-  std::string text = fmt::format("url: {}\nversion: {}\nmode: {}\nrtt_us: {}\n", escape_text(r.url),
-                                 escape_text(r.version), r.mode, r.rtt_us);
+  std::string text =
+      fmt::format("url: {}\nserver: {}\nversion: {}\nmode: {}\nrtt_us: {}\n", escape_text(r.url),
+                  escape_text(r.server), escape_text(r.version), r.mode, r.rtt_us);
   if (!r.nodes.empty()) text += fmt::format("nodes: {}\n", r.nodes.size());
   for (const auto& n : r.nodes) {
     if (n.rtt_us >= 0) {

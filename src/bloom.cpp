@@ -667,17 +667,6 @@ bool Adder::merge_group(Batch& b) {
   return true;
 }
 
-namespace {
-
-bool refused_by_acl(std::string_view msg) {
-  // NOPERM; inside a script on Redis 7.0, "ERR The user executing the script can't run this
-  // command or subcommand".
-  return msg.find("NOPERM") != std::string_view::npos ||
-         msg.find("can't run this command") != std::string_view::npos;
-}
-
-}  // namespace
-
 // MULTI, GET of the layer, SET of bitmap_ to the scratch key, bloom_merge, EXEC. Returns EXEC's
 // reply; an empty one when the server refused the transaction by ACL before anything ran.
 Reply Adder::send_merge(const std::string& key) {

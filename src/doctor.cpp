@@ -7,6 +7,7 @@
 #include "cluster.hpp"
 #include "errors.hpp"
 #include "server.hpp"
+#include "waiting.hpp"
 
 namespace rcoord::doctor {
 namespace {
@@ -124,9 +125,9 @@ Finding check_replication(Connection& conn) {
 // owner) refuses the keys of those slots, even while the other masters are content.
 Finding check_cluster(Connection& conn, const std::vector<Endpoint>& masters) {
   auto server_info = info_fields(conn, "server");
-  if (info_value(server_info, "redis_mode") != "cluster") {
-    return {"cluster", true,
-            fmt::format("{} server: no slots to cover", info_value(server_info, "redis_mode")), ""};
+  std::string mode = server::mode_in(server_info);
+  if (mode != "cluster") {
+    return {"cluster", true, fmt::format("{} server: no slots to cover", mode), ""};
   }
   for (const auto& endpoint : masters) {
     InfoFields info;
@@ -153,6 +154,31 @@ Finding check_cluster(Connection& conn, const std::vector<Endpoint>& masters) {
           fmt::format("all 16384 slots are served ({} master(s) agree)", masters.size()), ""};
 }
 
+// Which server this is, and whether rcoord can serve every verb on it: Redis 6.2 added
+// commands rcoord sends (BLMOVE for queue waits, ZRANDMEMBER in signal send --one), and
+// Valkey began as Redis 7.2.
+Finding check_server(Connection& conn) {
+  auto info = info_fields(conn, "server");
+  std::string server = server::server_in(info);
+  if (server.empty()) {
+    return {"server", false, "INFO server names no version",
+            "check that this is a Redis (6.2 or later) or Valkey server"};
+  }
+  std::string version = server::version_in(info);
+  char* rest = nullptr;
+  long major = std::strtol(version.c_str(), &rest, 10);
+  long minor = *rest == '.' ? std::strtol(rest + 1, nullptr, 10) : 0;
+  bool valkey = server.rfind("Valkey", 0) == 0;
+  std::string mode = server::mode_in(info);
+  if (!valkey && (major < 6 || (major == 6 && minor < 2))) {
+    return {"server", false,
+            fmt::format("{} ({}): rcoord needs Redis 6.2 or later, and verbs fail here", server,
+                        mode),
+            "upgrade to Redis 6.2 or later, or Valkey"};
+  }
+  return {"server", true, fmt::format("{} ({})", server, mode), ""};
+}
+
 // The commands rcoord sends. Tried for real where harmless, so this works for users that
 // may not run ACL DRYRUN.
 Finding check_permissions(Connection& conn, const Keys& keys) {
@@ -160,7 +186,7 @@ Finding check_permissions(Connection& conn, const Keys& keys) {
   std::vector<std::pair<std::string, Args>> tries = {
       {"EVAL", {"EVAL", "return redis.call('TIME')[1]", "0"}},
       {"EVALSHA", {"EVALSHA", "0000000000000000000000000000000000000000", "0"}},
-      {"BLPOP", {"BLPOP", probe, "0.001"}},
+      {"BLPOP", {"BLPOP", probe, waiting::block_seconds(Millis(1))}},
       {"PUBLISH", {"PUBLISH", probe, "doctor"}},
   };
   std::string refused;
@@ -188,6 +214,7 @@ std::vector<Finding> examine(Connection& conn, const Keys& keys) {
   std::vector<Finding> findings;
   auto masters = cluster::masters(conn);
   if (!masters) {
+    findings.push_back(check_server(conn));
     findings.push_back(check_eviction(conn));
     findings.push_back(check_persistence(conn));
     findings.push_back(check_replication(conn));
@@ -200,8 +227,8 @@ std::vector<Finding> examine(Connection& conn, const Keys& keys) {
     Connection node(endpoint, conn.timeout());
     std::string label = endpoint.describe();
     try {
-      for (auto finding : {check_eviction(node), check_persistence(node), check_replication(node),
-                           check_permissions(node, keys)}) {
+      for (auto finding : {check_server(node), check_eviction(node), check_persistence(node),
+                           check_replication(node), check_permissions(node, keys)}) {
         finding.detail = label + ": " + finding.detail;
         findings.push_back(std::move(finding));
       }

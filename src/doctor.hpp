@@ -10,7 +10,7 @@
 namespace rcoord::doctor {
 
 struct Finding {
-  std::string check;   ///< eviction | persistence | replication | cluster | permissions | clock
+  std::string check;   ///< server | eviction | persistence | replication | cluster | permissions
   bool ok = true;      ///< false: unsafe for coordination
   std::string detail;  ///< what was found
   std::string fix;     ///< what to do (empty when ok)

@@ -123,8 +123,31 @@ bool is_noscript(const Reply& r) {
 
 }  // namespace
 
+bool refused_by_acl(std::string_view msg) {
+  return msg.find("NOPERM") != std::string_view::npos ||
+         msg.find("can't run this command") != std::string_view::npos ||
+         msg.find("has no permissions to run") != std::string_view::npos;
+}
+
 std::string script_error_text(std::string_view msg) {
   std::string out;
+  // Redis 6.2 puts `ERR Error running script (call to f_<sha1>): @user_script:N: ` before any
+  // error raised in a script, and a space after it; Redis 7 says where at the end instead.
+  // What follows is the error of a command the script called (`WRONGTYPE ...`), a refusal of
+  // the prelude, or a Lua error (`user_script:N: ...`, of class ERR as Redis 7 says).
+  constexpr std::string_view kBefore62 = "ERR Error running script (call to f_";
+  if (auto close = msg.find("): "); msg.substr(0, kBefore62.size()) == kBefore62 &&
+                                    close != std::string_view::npos) {
+    msg.remove_prefix(close + 3);
+    constexpr std::string_view kAt = "@user_script:";
+    if (msg.substr(0, kAt.size()) == kAt) {
+      std::size_t digits = kAt.size();
+      while (digits < msg.size() && is_digit(msg[digits])) ++digits;
+      if (msg.substr(digits, 2) == ": ") msg.remove_prefix(digits + 2);
+    }
+    while (!msg.empty() && msg.back() == ' ') msg.remove_suffix(1);
+    if (msg.substr(0, kAt.size() - 1) == kAt.substr(1)) out = "ERR ";
+  }
   // `user_script:12: ` in front of a Lua runtime error.
   for (;;) {
     auto at = msg.find("user_script:");
@@ -147,10 +170,12 @@ std::string script_error_text(std::string_view msg) {
 
 Error script_error(std::string_view msg, const Script& script, const Args& keys) {
   // Redis refuses a command inside a script with a message that names only the script line
-  // (`... can't run this command or subcommand script: <sha>, on @user_script:26.`): name the
-  // command from the embedded body instead, so the operator knows what to grant.
-  if (msg.find("can't run this command") != std::string_view::npos) {
-    std::string command = command_on_line(script.body, script_line(msg));
+  // (`... can't run this command or subcommand script: <sha>, on @user_script:26.`), or the
+  // command in lower case (`ACL failure in script: User u has no permissions to run the
+  // 'hset' command ...`, Redis 7.2 on): name the command from the embedded body, as every
+  // message of rcoord names it.
+  if (long line = script_line(msg); line > 0 && refused_by_acl(msg)) {
+    std::string command = command_on_line(script.body, line);
     if (!command.empty()) {
       return {
           kServer,

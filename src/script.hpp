@@ -10,8 +10,9 @@
 
 namespace rcoord {
 
-/// One embedded script. `sha1` is the SHA1 of `body`, computed at build time. A script
-/// whose body starts with `#!lua flags=no-writes` is read-only (the server enforces it).
+/// One embedded script. `sha1` is the SHA1 of `body`, computed at build time. A script whose
+/// file starts with `-- @no-writes` only reads (cmake/EmbedLua.cmake): it does not wait for
+/// replicas.
 struct Script {
   std::string_view name;
   std::string_view body;
@@ -29,6 +30,12 @@ Reply eval(Connection& conn, const Script& script, const Args& keys, const Args&
 /// named with its object (foreign_key_error()), a command refused by ACL is named from the
 /// script's body, and no message shows the script's SHA1 or a line of it.
 Error script_error(std::string_view msg, const Script& script, const Args& keys);
+
+/// Whether the error reply `msg` refused a command by ACL: NOPERM, or a command a script
+/// called: "The user executing the script can't run this command or subcommand" (Redis 6.2,
+/// 7.0), "ACL failure in script: User U has no permissions to run the 'C' command" (Redis 7.2
+/// on, Valkey).
+bool refused_by_acl(std::string_view msg);
 
 /// `msg` without what Redis adds to an error raised inside a script: `user_script:N: ` before
 /// a Lua error, ` script: <sha1>, on @user_script:N.` after any.

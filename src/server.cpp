@@ -20,15 +20,9 @@ std::int64_t time_ping(Connection& conn) {
   return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count();
 }
 
-// The server's version in an INFO server reply: valkey_version, else redis_version.
-std::string version_in(const InfoFields& info) {
-  std::string version = info_value(info, "valkey_version");
-  return version.empty() ? info_value(info, "redis_version") : version;
-}
-
 // Connects to `ep` and times a PING; a node that does not answer gets rtt -1 and the reason.
-// With `version`, the server's version is read on the same connection.
-Node probe(const Endpoint& ep, std::string role, Millis timeout, std::string* version = nullptr) {
+// With `about`, the server's version and flavour are read on the same connection.
+Node probe(const Endpoint& ep, std::string role, Millis timeout, Ping* about = nullptr) {
   Node n;
   n.address = ep.describe();
   n.role = std::move(role);
@@ -36,8 +30,10 @@ Node probe(const Endpoint& ep, std::string role, Millis timeout, std::string* ve
     Connection conn(ep, timeout);
     conn.ensure_connected();
     n.rtt_us = time_ping(conn);
-    if (version != nullptr) {
-      *version = version_in(parse_info(reply_string(conn.command({"INFO", "server"}).get())));
+    if (about != nullptr) {
+      auto info = parse_info(reply_string(conn.command({"INFO", "server"}).get()));
+      about->version = version_in(info);
+      about->server = server_in(info);
     }
   } catch (const Error& e) {
     n.rtt_us = -1;
@@ -69,6 +65,24 @@ std::string info_value(const InfoFields& fields, std::string_view field) {
   return it == fields.end() ? std::string{} : it->second;
 }
 
+std::string version_in(const InfoFields& info) {
+  std::string version = info_value(info, "valkey_version");
+  return version.empty() ? info_value(info, "redis_version") : version;
+}
+
+std::string mode_in(const InfoFields& info) {
+  std::string mode = info_value(info, "redis_mode");
+  return mode.empty() ? info_value(info, "server_mode") : mode;
+}
+
+std::string server_in(const InfoFields& info) {
+  std::string version = version_in(info);
+  if (version.empty()) return {};
+  bool valkey = info_value(info, "server_name") == "valkey" ||
+                !info_value(info, "valkey_version").empty();
+  return fmt::format("{} {}", valkey ? "Valkey" : "Redis", version);
+}
+
 Ping ping(Connection& conn) {
   conn.ensure_connected();
   Ping p;
@@ -77,7 +91,8 @@ Ping ping(Connection& conn) {
   InfoFields fields = parse_info(reply_string(info.get()));
   p.url = conn.endpoint().describe();
   p.version = version_in(fields);
-  p.mode = info_value(fields, "redis_mode");
+  p.server = server_in(fields);
+  p.mode = mode_in(fields);
   if (p.mode.empty()) p.mode = "standalone";
   if (p.mode == "cluster") {
     if (auto masters = cluster::masters(conn)) {
@@ -102,7 +117,7 @@ Ping ping_nodes(const std::vector<Endpoint>& endpoints, Millis timeout) {
   std::size_t answered = 0;
   for (const auto& ep : endpoints) {
     // The first node that answers is the one the summary lines describe.
-    Node n = probe(ep, "node", timeout, answered == 0 ? &p.version : nullptr);
+    Node n = probe(ep, "node", timeout, answered == 0 ? &p : nullptr);
     if (n.rtt_us >= 0 && answered++ == 0) {
       p.url = n.address;
       p.rtt_us = n.rtt_us;

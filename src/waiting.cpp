@@ -21,7 +21,11 @@ Millis cap_block(Millis block, Millis io_timeout) {
 }
 
 std::string block_seconds(Millis block) {
-  return fmt::format("{}.{:03}", block.count() / 1000, block.count() % 1000);
+  // Redis 6.2 turns the seconds into milliseconds by truncating their product by 1000 in
+  // long double, where 0.001 is a hair less than a thousandth: 0.001 becomes 0, which blocks
+  // forever. From 2 ms on the product truncates to 1 ms or more (Redis 7 rounds it up).
+  auto ms = std::max<std::int64_t>(block.count(), 2);
+  return fmt::format("{}.{:03}", ms / 1000, ms % 1000);
 }
 
 }  // namespace rcoord::waiting

@@ -19,7 +19,8 @@ inline Millis since(Clock::time_point start) {
   return std::chrono::duration_cast<Millis>(Clock::now() - start);
 }
 
-/// The timeout argument of BLPOP/BLMOVE for `block`: seconds with a millisecond fraction.
+/// The timeout argument of BLPOP/BLMOVE for `block`: seconds with a millisecond fraction, at
+/// least 0.002 (Redis 6.2 reads 0.001 as 0, i.e. forever).
 std::string block_seconds(Millis block);
 
 /// How long one blocking pop may block: `block`, at most half the I/O timeout. A server that

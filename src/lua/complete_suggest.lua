@@ -1,4 +1,4 @@
-#!lua flags=no-writes
+-- @no-writes
 -- complete_suggest: the terms whose folded form starts with a folded prefix.
 -- KEYS[1] index (members `folded \0 term`, score 0), KEYS[2] scores (same {hash tag})
 -- ARGV[1] folded prefix, ARGV[2] limit, ARGV[3] the exclusive upper end of the members with

@@ -1,4 +1,4 @@
-#!lua flags=no-writes
+-- @no-writes
 -- elect_status: who leads, in which term, for how much longer, and which process it is.
 -- KEYS[1] leader hash {id, term, token, who, acquired_at}, KEYS[2] term counter
 -- returns {id, term, ttl_ms, who, acquired_at, held_ms} with a leader (who '' and the times

@@ -1,4 +1,4 @@
-#!lua flags=no-writes
+-- @no-writes
 -- latch_status: the count left.
 -- KEYS[1] latch hash {count, initial}
 -- returns the count | -1 when there is no such latch

@@ -1,4 +1,4 @@
-#!lua flags=no-writes
+-- @no-writes
 -- lock_status: who holds the lock, for how long, and its fence.
 -- KEYS as lock_acquire (lock hash, fence counter, writers' wake list, readers zset, waiting
 -- writers zset, waiting readers zset, readers' fences hash, readers' identities hash).

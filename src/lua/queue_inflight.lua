@@ -1,4 +1,4 @@
-#!lua flags=no-writes
+-- @no-writes
 -- queue_inflight: the messages in flight, soonest lease end first, with who leased them.
 -- KEYS as every queue script (messages hash, ready list, delayed zset, in-flight zset, dead
 -- zset, attempts hash, wake list, id counter, consumers hash).

@@ -1,4 +1,4 @@
-#!lua flags=no-writes
+-- @no-writes
 -- sem_status: the live holders with their permits and remaining lease, and the queue length.
 -- KEYS as sem_take (holders, permits, queue, alive, wants, counter, meta).
 -- returns {limit, in_use, waiting, token1, permits1, ttl_ms1, who1, acquired_at1, held_ms1, token2, ...}

@@ -150,8 +150,14 @@ expect 0 "$RCOORD" --version
 assert_contains "$OUT" "rcoord "
 pass "help and version"
 
-# ping
+# ping: the server's flavour and version, as its INFO server says (Redis or Valkey)
+server=$(server_of "$R_PORT")
+[[ $server =~ ^(Redis|Valkey)\ [0-9]+\.[0-9]+\.[0-9]+$ ]] || fail "INFO server names no version: $server"
 expect 0 "$RCOORD" ping --json
 assert_eq "$(json_field "$OUT" mode)" standalone
-json_field "$OUT" version >/dev/null
-pass "ping"
+assert_eq "$(json_field "$OUT" server)" "$server"
+assert_eq "$(json_field "$OUT" version)" "${server#* }"
+expect 0 "$RCOORD" ping
+assert_contains "$OUT" "server: $server"
+assert_contains "$OUT" "version: ${server#* }"
+pass "ping names the server and its version ($server)"

@@ -47,8 +47,10 @@ owner() { port_of_key "$M1" "rcoord:{$1:$2}"; }
 L2=$(name_on lock deploy "$M2")
 L3=$(name_on lock deploy "$M3")
 assert_eq "$(owner lock "$L2")" "$M2" "name_on agrees with CLUSTER KEYSLOT"
+server=$(server_of "$M1")
 expect 0 "$RCOORD" ping
 assert_contains "$OUT" "mode: cluster"
+assert_contains "$OUT" "server: $server"
 assert_contains "$OUT" "nodes: 3"
 for port in "$M1" "$M2" "$M3"; do assert_contains "$OUT" "node: 127.0.0.1:$port master rtt_us="; done
 pass "ping reports the cluster mode and each master's round trip"
@@ -315,7 +317,7 @@ for o in "$S" "$B" "$P3" "$Q" "$E" "$T" "$X"; do assert_contains "$OUT" "$o"; do
 expect 0 "$RCOORD" --url "redis://127.0.0.1:$M2" --json ls "visitors-*"
 assert_lines "$OUT" 3 "ls finds the pf keys of all three masters from any seed"
 expect 0 "$RCOORD" doctor
-for p in $M1 $M2 $M3; do assert_contains "$OUT" "127.0.0.1:$p:"; done
+for p in $M1 $M2 $M3; do assert_contains "$OUT" "ok    server: 127.0.0.1:$p: $server (cluster)"; done
 assert_contains "$OUT" "ok    cluster: all 16384 slots are served"
 expect 0 "$RCOORD" top --type lock
 for l in "$L1" "$L2" "$L3"; do assert_contains "$OUT" "$l"; done

@@ -3,13 +3,18 @@
 source "$(dirname "$0")/lib.sh"
 
 start_redis SAFE --appendonly yes
+server=$(server_of "$SAFE_PORT")
 expect 0 "$RCOORD" --url "$SAFE_URL" doctor
+assert_contains "$OUT" "ok    server: $server (standalone)"
 assert_contains "$OUT" "ok    eviction"
 assert_contains "$OUT" "ok    persistence: append-only file is on"
 assert_contains "$OUT" "ok    permissions"
 expect 0 "$RCOORD" --url "$SAFE_URL" doctor --json
-[ "$(echo "$OUT" | wc -l)" -eq 5 ] || fail "one JSON line per check: $OUT"
-pass "a safe server: exit 0, every check ok"
+[ "$(echo "$OUT" | wc -l)" -eq 6 ] || fail "one JSON line per check: $OUT"
+line=$(echo "$OUT" | grep '"check":"server"')
+assert_eq "$(json_field "$line" ok)" true
+assert_eq "$(json_field "$line" detail)" "$server (standalone)"
+pass "a safe server: exit 0, every check ok, the server named ($server)"
 
 start_redis VOLATILE_NOLIMIT --appendonly yes --maxmemory-policy volatile-lru
 expect 0 "$RCOORD" --url "$VOLATILE_NOLIMIT_URL" doctor

@@ -224,6 +224,16 @@ _is_server_on_port() {
   redis-cli -p "$2" info server 2>/dev/null | tr -d '\r' | grep -qx "process_id:$1"
 }
 
+# server_of PORT: the server on PORT as rcoord names it, from its INFO server: "Valkey 8.0.1"
+# (server_name:valkey, valkey_version), else "Redis 7.0.15" (redis_version).
+server_of() {
+  redis-cli -p "$1" info server | tr -d '\r' | awk -F: '
+    $1 == "server_name" && $2 == "valkey" { valkey = 1 }
+    $1 == "valkey_version" { vv = $2 }
+    $1 == "redis_version" { rv = $2 }
+    END { if (valkey || vv != "") print "Valkey " vv; else print "Redis " rv }'
+}
+
 # Test servers listen on 20000-52767 (a cluster node also on its port + 10000, below 65536);
 # free_port (a port nothing listens on) stays below 20000, so a server another test starts
 # meanwhile can never take a port a test expects to be dead.

@@ -97,16 +97,22 @@ EXEMPT
 }
 
 # Lua run on the server, one call each. SNAPSHOT: a SHA1 of every key matching ARGV[1] (its
-# name, type, value and expiry), to tell whether anything of the object changed. DELETE: the
+# name, type, value and expiry: the moment it expires, or on a server without PEXPIRETIME
+# (Redis 6.2) whether it expires), to tell whether anything of the object changed. DELETE: the
 # keys matching ARGV[1] are gone. FOREIGN: the keys matching ARGV[1] are gone first when
 # ARGV[3] is '1', then KEYS[1] is someone else's data (a list when ARGV[2] is 'string', the type
 # rcoord keeps there, else a string); returns the snapshots of the keys matching ARGV[1] and of
 # KEYS[1].
-SNAP_FN="local function snapshot(pattern)
+SNAP_FN="local function expiry(k)
+  local at = redis.pcall('PEXPIRETIME', k)
+  if type(at) == 'number' then return at end
+  return redis.call('PTTL', k) >= 0 and 'expires' or 'persists'
+end
+local function snapshot(pattern)
   local keys = redis.call('KEYS', pattern) table.sort(keys) local s = ''
   for _, k in ipairs(keys) do
     s = s .. k .. '|' .. redis.call('TYPE', k)['ok'] .. '|' .. redis.call('DUMP', k) .. '|' ..
-      redis.call('PEXPIRETIME', k) .. '\n'
+      expiry(k) .. '\n'
   end
   return redis.sha1hex(s)
 end"

@@ -144,19 +144,41 @@ TEST_CASE("JSON output survives binary names") {
 }
 
 TEST_CASE("ping view") {
-  rcoord::server::Ping p{"127.0.0.1:6379", "7.0.15", "standalone", 85, {}};
-  CHECK(to_text(p) == "url: 127.0.0.1:6379\nversion: 7.0.15\nmode: standalone\nrtt_us: 85\n");
+  rcoord::server::Ping p{"127.0.0.1:6379", "7.0.15", "standalone", 85, {}, "Redis 7.0.15"};
+  CHECK(to_text(p) ==
+        "url: 127.0.0.1:6379\nserver: Redis 7.0.15\nversion: 7.0.15\nmode: standalone\n"
+        "rtt_us: 85\n");
   nlohmann::ordered_json j;
   to_json(j, p);
-  CHECK_FALSE(j.contains("nodes"));
+  CHECK(j.dump() ==
+        R"({"url":"127.0.0.1:6379","server":"Redis 7.0.15","version":"7.0.15",)"
+        R"("mode":"standalone","rtt_us":85})");
+}
+
+TEST_CASE("the server's flavour, version and mode from INFO server") {
+  using rcoord::server::parse_info;
+  auto redis = parse_info("# Server\r\nredis_version:6.2.16\r\nredis_mode:standalone\r\n");
+  CHECK(rcoord::server::server_in(redis) == "Redis 6.2.16");
+  CHECK(rcoord::server::version_in(redis) == "6.2.16");
+  CHECK(rcoord::server::mode_in(redis) == "standalone");
+  // Valkey says redis_version:7.2.4 for clients that test it, and its mode is server_mode
+  // unless extended-redis-compatibility is on.
+  auto valkey = parse_info(
+      "# Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:8.0.1\r\n"
+      "server_mode:cluster\r\n");
+  CHECK(rcoord::server::server_in(valkey) == "Valkey 8.0.1");
+  CHECK(rcoord::server::version_in(valkey) == "8.0.1");
+  CHECK(rcoord::server::mode_in(valkey) == "cluster");
+  CHECK(rcoord::server::server_in(parse_info("# Server\r\n")).empty());
 }
 
 TEST_CASE("ping view of a setup of several servers: one node line each") {
-  rcoord::server::Ping p{"10.0.0.5:6379", "7.0.15", "sentinel", 210, {}};
+  rcoord::server::Ping p{"10.0.0.5:6379", "7.0.15", "sentinel", 210, {}, "Redis 7.0.15"};
   p.nodes.push_back({"10.0.0.5:6379", "master", 210, {}});
   p.nodes.push_back({"10.0.0.8:26379", "sentinel", -1, "connection refused"});
   CHECK(to_text(p) ==
-        "url: 10.0.0.5:6379\nversion: 7.0.15\nmode: sentinel\nrtt_us: 210\nnodes: 2\n"
+        "url: 10.0.0.5:6379\nserver: Redis 7.0.15\nversion: 7.0.15\nmode: sentinel\n"
+        "rtt_us: 210\nnodes: 2\n"
         "node: 10.0.0.5:6379 master rtt_us=210\n"
         "node: 10.0.0.8:26379 sentinel down (connection refused)\n");
   nlohmann::ordered_json j;

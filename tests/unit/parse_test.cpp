@@ -9,6 +9,7 @@
 #include "duration.hpp"
 #include "errors.hpp"
 #include "url.hpp"
+#include "waiting.hpp"
 
 using namespace std::chrono_literals;
 using rcoord::Millis;
@@ -67,6 +68,13 @@ TEST_CASE("parse_duration rejects everything else") {
     CAPTURE(bad);
     CHECK_FALSE(rcoord::parse_duration(bad));
   }
+}
+
+TEST_CASE("block_seconds: a blocking pop's timeout, never one Redis 6.2 reads as forever") {
+  CHECK(rcoord::waiting::block_seconds(Millis(250)) == "0.250");
+  CHECK(rcoord::waiting::block_seconds(Millis(61'005)) == "61.005");
+  CHECK(rcoord::waiting::block_seconds(Millis(1)) == "0.002");
+  CHECK(rcoord::waiting::block_seconds(Millis(0)) == "0.002");
 }
 
 TEST_CASE("parse_wait adds forever") {

@@ -69,6 +69,30 @@ TEST_CASE("script_error_text drops the script's SHA1 and line") {
   CHECK(rcoord::script_error_text("OOM command not allowed") == "OOM command not allowed");
 }
 
+TEST_CASE("script_error_text reads Redis 6.2's form too: where first, the error after it") {
+  const std::string before =
+      "ERR Error running script (call to f_21414dc104ac2503809e817ed69a46ec0db8f0d2): ";
+  CHECK(rcoord::script_error_text(before + "@user_script:17: WRONGTYPE KEYS[4] holds a string, "
+                                           "not the zset rcoord keeps there ") ==
+        "WRONGTYPE KEYS[4] holds a string, not the zset rcoord keeps there");
+  CHECK(rcoord::script_error_text(before + "@user_script:2: WRONGTYPE Operation against a key "
+                                           "holding the wrong kind of value ") ==
+        "WRONGTYPE Operation against a key holding the wrong kind of value");
+  CHECK(rcoord::script_error_text(before + "@user_script:1: user_script:1: Script attempted to "
+                                           "access nonexistent global variable 'x' ") ==
+        "ERR Script attempted to access nonexistent global variable 'x'");
+  auto e = rcoord::script_error(
+      before + "@user_script:2: The user executing the script can't run this command or "
+               "subcommand ",
+      kScript, kKeys);
+  CHECK(line_of(e).find("this user may not run HSET") != std::string::npos);
+  e = rcoord::script_error(before + "@user_script:17: WRONGTYPE KEYS[4] holds a string, not the "
+                                    "zset rcoord keeps there ",
+                           kScript, kKeys);
+  CHECK(line_of(e).find("rcoord: lock 'job': key 'rcoord:{lock:job}:readers' holds a string") ==
+        0);
+}
+
 TEST_CASE("script_error: a refused key is named with its object, without SHA1 or line") {
   auto e = rcoord::script_error(
       "WRONGTYPE KEYS[4] holds a string, not the zset rcoord keeps there script: "
@@ -118,6 +142,24 @@ TEST_CASE("script_error: other errors keep their kind, without SHA1 or line") {
       "21414dc104ac2503809e817ed69a46ec0db8f0d2, on @user_script:2.",
       kScript, kKeys);
   CHECK(line_of(e).find("this user may not run HSET") != std::string::npos);
+  // Redis 7.2 on and Valkey name the command themselves, in lower case.
+  e = rcoord::script_error(
+      "ERR ACL failure in script: User u has no permissions to run the 'hset' command script: "
+      "21414dc104ac2503809e817ed69a46ec0db8f0d2, on @user_script:2.",
+      kScript, kKeys);
+  CHECK(line_of(e) ==
+        "rcoord: script lock_acquire refused by ACL: this user may not run HSET (grant the "
+        "rcoord ACL rule to this user (see the README))");
+}
+
+TEST_CASE("refused_by_acl knows every server's words for an ACL refusal") {
+  CHECK(rcoord::refused_by_acl("NOPERM this user has no permissions to run the 'multi' command"));
+  CHECK(rcoord::refused_by_acl(
+      "ERR The user executing the script can't run this command or subcommand script: x"));
+  CHECK(rcoord::refused_by_acl("ERR ACL failure in script: User u has no permissions to run the "
+                               "'bitop' command script: x, on @user_script:3."));
+  CHECK_FALSE(rcoord::refused_by_acl("WRONGTYPE Operation against a key"));
+  CHECK_FALSE(rcoord::refused_by_acl("EXECABORT Transaction discarded"));
 }
 
 TEST_CASE("script_error: a replica, a full server and a broken counter say what to do") {

@@ -4,12 +4,19 @@
 -- would leave a change half made. The error names the key by its index in KEYS; the client
 -- (src/script.cpp) turns it into a message that names the object and the key.
 
+-- A refusal is raised as a table {err = text}: Redis 7 replies with its `err` as it is (an
+-- error of class WRONGTYPE). Redis 6.2's error handler concatenates whatever was raised to
+-- the script's position instead, so the table also concatenates as its text there.
+local refusal_text = {__concat = function(a, b)
+  return (type(a) == 'table' and a.err or a) .. (type(b) == 'table' and b.err or b)
+end}
+
 -- Fails the script: KEYS[i] holds `what` ('a string', 'a hash that is not an rcoord lock'),
 -- and `hint` (optional) says what to do about it.
 local function refuse(i, what, hint)
   local text = 'WRONGTYPE KEYS[' .. i .. '] holds ' .. what
   if hint then text = text .. ' (' .. hint .. ')' end
-  error({err = text})
+  error(setmetatable({err = text}, refusal_text))
 end
 
 -- Refuses any KEYS[i] that exists with another Redis type than kinds[i] ('hash', 'zset',
@@ -50,22 +57,25 @@ end
 -- expires ms from now (each write that gives --expire sets it again); with ms = 0 a key that
 -- has no expiry takes the one the object's other keys have, so a key added later (a Bloom
 -- layer, an index's scores) never outlives the rest. Call it after the writes of the script:
--- a key never exists without its expiry outside the script.
+-- a key never exists without its expiry outside the script. The expiry is carried as a time
+-- left (PTTL, PEXPIRE), not as a moment (PEXPIRETIME is Redis 7.0's): a script reads one clock
+-- throughout on Redis 7, so the moments are equal there, and within the script's run (well
+-- under a millisecond) on 6.2.
 local function expire_object(ms)
   if ms > 0 then
     for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ms) end
     return
   end
-  local at = -1
+  local left = -1
   for i = 1, #KEYS do
-    local t = redis.call('PEXPIRETIME', KEYS[i])
+    local t = redis.call('PTTL', KEYS[i])
     if t > 0 then
-      at = t
+      left = t
       break
     end
   end
-  if at < 0 then return end
+  if left < 0 then return end
   for i = 1, #KEYS do
-    if redis.call('PEXPIRETIME', KEYS[i]) == -1 then redis.call('PEXPIREAT', KEYS[i], at) end
+    if redis.call('PTTL', KEYS[i]) == -1 then redis.call('PEXPIRE', KEYS[i], left) end
   end
 end
