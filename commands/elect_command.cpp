@@ -69,11 +69,11 @@ void note_not_leader(Context& ctx, const elect::Campaign& r) {
     ctx.out().note(fmt::format(
         "rcoord: '{}' is led by id '{}' (term {}, {} left) in another process: give each "
         "process its own --id",
-        r.name, r.leader_id, r.term, seconds_text(r.ttl_ms)));
+        r.name, r.leader_id, r.term, format_elapsed(Millis(r.ttl_ms))));
     return;
   }
   ctx.out().note(fmt::format("rcoord: '{}' is led by '{}' (term {}, {} left)", r.name, r.leader_id,
-                             r.term, seconds_text(r.ttl_ms)));
+                             r.term, format_elapsed(Millis(r.ttl_ms))));
 }
 
 std::string leadership_what(const std::string& name) {
