@@ -54,6 +54,11 @@ class Context {
     return who(command.empty() ? std::string{} : command_basename(command.front()));
   }
 
+  /// Keeps a warning about a deprecated spelling on the command line, printed by main once
+  /// the command line has parsed (so that a usage error stays one line).
+  void deprecated(std::string warning) { deprecations_.push_back(std::move(warning)); }
+  const std::vector<std::string>& deprecations() const { return deprecations_; }
+
   const Settings& settings() const { return settings_; }
   /// The connection, made on first use.
   Connection& conn();
@@ -65,6 +70,7 @@ class Context {
   bool several_urls_ = false;
   std::string verb_;
   std::string object_;
+  std::vector<std::string> deprecations_;
   Settings settings_;
   Keys keys_;
   Printer printer_;

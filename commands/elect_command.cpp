@@ -57,7 +57,7 @@ struct ElectArgs {
   std::string id;
   Millis ttl{10'000};
   std::optional<Millis> wait;     // nullopt: try once
-  std::optional<Millis> timeout;  // observe: nullopt (or forever) means until interrupted
+  std::optional<Millis> observe;  // observe --wait: nullopt (or forever) means until interrupted
   int conflict_exit_code = kNo;
   std::optional<Millis> kill_grace;  // nullopt: the default for the TTL
   std::optional<Millis> max_run;     // nullopt: no limit
@@ -119,7 +119,7 @@ int run_resign(Context& ctx, const ElectArgs& a) {
 }
 
 int run_observe(Context& ctx, const ElectArgs& a) {
-  std::optional<Millis> duration = a.timeout;
+  std::optional<Millis> duration = a.observe;
   if (duration == Millis::max()) duration.reset();
   signals::install();
   try {
@@ -168,7 +168,7 @@ void add_ttl(CLI::App* verb, ElectArgs& a, const std::string& what) {
 }
 
 void add_leader_wait(CLI::App* verb, ElectArgs& a) {
-  add_wait(verb, "--wait", a.wait,
+  add_wait(verb, "-w,--wait", a.wait,
            "Wait up to DUR (or forever) to become leader; default: try once");
 }
 
@@ -208,8 +208,10 @@ void add_elect(CLI::App& app, Context& ctx) {
   auto obs = std::make_shared<ElectArgs>();
   auto* o = elect->add_subcommand("observe", "Print the leader now and on every change");
   add_name(o, *obs);
-  add_wait(o, "--timeout", obs->timeout,
-           "Observe for DUR, then exit 0 (default: until interrupted)");
+  auto* observe_for = add_wait(o, "-w,--wait", obs->observe,
+                               "Observe for DUR (or forever), then exit 0 (default: forever, "
+                               "until interrupted)");
+  add_deprecated_wait(o, "--timeout", observe_for, obs->observe, ctx);
   o->footer(
       "Example: rcoord elect observe scheduler | while read -r leader; do ...; done\n"
       "Text: one line per change, the leader's id (an empty line: nobody leads).");

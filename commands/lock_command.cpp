@@ -231,7 +231,8 @@ void add_lock(CLI::App& app, Context& ctx) {
   auto* a = lock->add_subcommand("acquire", "Take a lock and print its token");
   add_name(a, *acq);
   add_duration(a, "--ttl", acq->ttl, "Lease length (default 30s)", positive("30s"));
-  add_wait(a, "--wait", acq->wait, "Wait up to DUR (or forever) for the lock; default: try once");
+  add_wait(a, "-w,--wait", acq->wait,
+           "Wait up to DUR (or forever) for the lock; default: try once");
   a->add_flag("--shared", acq->shared,
               "Take it as a reader: many readers at once, never with a writer");
   a->add_option("--token", acq->token,
@@ -277,7 +278,7 @@ void add_lock(CLI::App& app, Context& ctx) {
   add_name(x, *run);
   add_duration(x, "--ttl", run->ttl, "Lease length, renewed every TTL/3 (default 30s)",
                positive("30s"));
-  add_wait(x, "--wait", run->wait, "Wait up to DUR (or forever); default: try once");
+  add_wait(x, "-w,--wait", run->wait, "Wait up to DUR (or forever); default: try once");
   x->add_option("--token", run->token, "Use this token instead of a random one");
   x->add_flag("--shared", run->shared,
               "Hold it as a reader: many readers at once, never with a writer");

@@ -349,6 +349,7 @@ int run(int argc, char** argv, bool whole_tree) {
   try {
     note_chosen(app, ctx);
     ctx.resolve(app.get_subcommands().front()->get_name());
+    for (const auto& warning : ctx.deprecations()) rcoord::Printer::warn(warning);
     // As redis-cli does; after resolve, so that a usage error stays one line.
     if (password_in_argv && !ctx.opts.no_auth_warning) {
       rcoord::Printer::warn(

@@ -178,7 +178,7 @@ void add_take_options(CLI::App* verb, SemArgs& a) {
       ->type_name("K")
       ->transform(decimal_in(1, 1'000'000'000));
   add_duration(verb, "--ttl", a.ttl, "Lease of the permits (default 30s)", positive("30s"));
-  add_wait(verb, "--wait", a.wait,
+  add_wait(verb, "-w,--wait", a.wait,
            "Wait up to DUR (or forever), in arrival order; default: try once");
   verb->add_option("--token", a.token, "Use this token instead of a random one");
 }

@@ -155,3 +155,23 @@ expect 0 "$RCOORD" ping --json
 assert_eq "$(json_field "$OUT" mode)" standalone
 json_field "$OUT" version >/dev/null
 pass "ping"
+
+# --- one waiting flag: --wait (-w); the verbs' --timeout and --max-wait warn ----------------
+expect 1 "$RCOORD" signal wait nobody-sends --wait 200ms
+assert_contains "$ERR" "no signal on 'nobody-sends' within 200ms"
+assert_lines "$ERR" 1
+expect 1 "$RCOORD" latch wait no-latch -w 200ms
+expect 0 "$RCOORD" elect observe no-election --wait 200ms
+expect 1 "$RCOORD" signal wait nobody-sends --timeout 200ms
+assert_lines "$ERR" 2
+assert_contains "$ERR" "rcoord: warning: --timeout after 'signal wait' is deprecated: write --wait 200ms"
+expect 0 "$RCOORD" elect observe no-election --timeout 200ms
+assert_contains "$ERR" "--timeout after 'elect observe' is deprecated"
+expect 0 "$RCOORD" limit check flk-rate --rate 1/h
+expect 1 "$RCOORD" limit wait flk-rate --rate 1/h --wait 1s
+assert_contains "$ERR" "cannot allow this within --wait 1s"
+expect 1 "$RCOORD" limit wait flk-rate --rate 1/h --max-wait 1s
+assert_contains "$ERR" "--max-wait after 'limit wait' is deprecated: write --wait 1s"
+expect 2 "$RCOORD" signal wait x --wait 1s --timeout 1s
+assert_lines "$ERR" 1
+pass "--wait on every verb that waits; --timeout and --max-wait still work, with a warning"
