@@ -263,6 +263,17 @@ for v in 0.5ms 99ms 0; do
 done
 pass "--watch below 100ms exits 2"
 
+# --- typos, a missing --, flock's letters: one line, exit 2, nothing run ---------------------
+for args in "lokc x" "lock aquire x" "version now" "completion zsh" "help" "lock frob x" \
+  "lock acquire x --ttll 5s" "lock acquire x -z" "lock run job touch '$TEST_TMP/ran' -v" \
+  "queue consume q touch '$TEST_TMP/ran' --verbose" "sem run s --limit 1 touch '$TEST_TMP/ran' -a" \
+  "lock run -n 1 job -- touch '$TEST_TMP/ran'" "lock run job -s -- touch '$TEST_TMP/ran'" \
+  "lock run job -c 'touch $TEST_TMP/ran' -- touch '$TEST_TMP/ran'" "lock run job" \
+  "signal wait c --wait 1s --timeout 1s" "limit wait k --rate 1/s -w 1s --max-wait 1s"; do
+  eval "refused 2 \"\$RCOORD\" $args" </dev/null
+done
+[ ! -e "$TEST_TMP/ran" ] || fail "a refused command line ran its command"
+pass "typos, a run form's command without --, -n/-s after lock run: exit 2, one line, nothing run"
 
 # --- malformed and hostile URLs -------------------------------------------------------------
 k10=$(printf 'a%.0s' $(seq 10240))

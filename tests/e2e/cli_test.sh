@@ -156,6 +156,23 @@ assert_eq "$(json_field "$OUT" mode)" standalone
 json_field "$OUT" version >/dev/null
 pass "ping"
 
+# --- typos and a missing -- ----------------------------------------------------------------
+expect 0 "$RCOORD" version
+assert_eq "$OUT" "$("$RCOORD" --version)"
+for args in "lokc|did you mean 'lock'" "lock aquire x|did you mean 'acquire'" \
+  "lock frob|'rcoord lock' has acquire, release" "lock|'rcoord lock' needs a command" \
+  "completion bash|no 'completion' command" \
+  "lock acquire x --ttll 5s|unknown option '--ttll' for 'lock acquire': did you mean '--ttl'?" \
+  "--jsn lock status x|did you mean '--json'" "sem take x --limit 1 --wiat 5|did you mean '--wait'" \
+  "lock run job ls -la|put -- before the command: rcoord lock run job -- ls -la" \
+  "lock run job rsync -a src dst|put -- before the command"; do
+  IFS='|' read -r words want <<<"$args"
+  eval "expect 2 \"\$RCOORD\" $words"
+  assert_lines "$ERR" 1 "$words"
+  assert_contains "$ERR" "$want" "$words"
+done
+pass "did you mean, for commands and options; put -- before the command"
+
 # --- one waiting flag: --wait (-w); the verbs' --timeout and --max-wait warn ----------------
 expect 1 "$RCOORD" signal wait nobody-sends --wait 200ms
 assert_contains "$ERR" "no signal on 'nobody-sends' within 200ms"
