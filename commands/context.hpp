@@ -26,6 +26,9 @@ class Context {
   GlobalOptions opts;
   /// Set by the chosen verb's callback during parsing; run by main after a clean parse.
   std::function<int()> action;
+  /// The global --timeout was given after `lock run`, where flock's --timeout is a wait: the
+  /// busy message then says how to wait.
+  bool timeout_after_lock_run = false;
 
   /// Registers the global options on the root command (they also work after the verb): those
   /// for which `wanted` is true (each costs CLI11 some 20,000 instructions to register, and a

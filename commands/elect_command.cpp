@@ -58,7 +58,7 @@ struct ElectArgs {
   Millis ttl{10'000};
   std::optional<Millis> wait;     // nullopt: try once
   std::optional<Millis> observe;  // observe --wait: nullopt (or forever) means until interrupted
-  int conflict_exit_code = kNo;
+  Conflict conflict;
   std::optional<Millis> kill_grace;  // nullopt: the default for the TTL
   std::optional<Millis> max_run;     // nullopt: no limit
   std::vector<std::string> command;
@@ -142,8 +142,12 @@ int run_run(Context& ctx, const ElectArgs& a) {
   auto r = campaign_or_abort(ctx, a.name, opts);
   if (!r.leader) {
     ctx.out().emit(r);  // JSON: the not-leader object; text: nothing (stdout is the command's)
-    note_not_leader(ctx, r);
-    return a.conflict_exit_code;
+    if (a.conflict.say()) note_not_leader(ctx, r);
+    return a.conflict.exit_code;
+  }
+  if (a.conflict.verbose) {
+    ctx.out().note(fmt::format("rcoord: leading '{}' (term {}) after {}; running {}", a.name,
+                               r.term, format_elapsed(Millis(r.waited_ms)), a.command.front()));
   }
 
   Lease lease = elect::lease(ctx.conn(), ctx.keys(), r, opts.token, ttl);
@@ -223,10 +227,7 @@ void add_elect(CLI::App& app, Context& ctx) {
   add_id(x, *run, "This candidate's id (unique per process)");
   add_ttl(x, *run, "Lease length, renewed every TTL/3 (default 10s)");
   add_leader_wait(x, *run);
-  x->add_option("-E,--conflict-exit-code", run->conflict_exit_code,
-                "Exit code when another candidate leads (default 1)")
-      ->type_name("CODE")
-      ->transform(decimal_in(0, 255));
+  add_conflict_options(x, run->conflict, "another candidate leads");
   add_duration(x, "--kill-grace", run->kill_grace,
                "On loss of leadership, SIGKILL the command this long after SIGTERM (default: "
                "10s or TTL/3, whichever is shorter)");

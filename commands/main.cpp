@@ -321,6 +321,7 @@ int run(int argc, char** argv, bool whole_tree) {
   }
   try {
     note_chosen(app, ctx);
+    ctx.timeout_after_lock_run = rcoord::cmd::timeout_after_lock_run(app, args);
     ctx.resolve(app.get_subcommands().front()->get_name());
     for (const auto& warning : ctx.deprecations()) rcoord::Printer::warn(warning);
     // As redis-cli does; after resolve, so that a usage error stays one line.

@@ -134,3 +134,23 @@ TEST_CASE("--timeout after lock run is noticed, for the busy message") {
   CHECK_FALSE(rcoord::cmd::timeout_after_lock_run(
       t.app, {"--timeout", "10", "lock", "run", "job", "--", "true"}));
 }
+
+TEST_CASE("the busy line names the holder, and whether it renews") {
+  auto since = [](std::int64_t) { return std::string("02:00:03"); };
+  rcoord::lock::Status s;
+  s.held = true;
+  s.mode = "exclusive";
+  s.token = "a67770d8e4111ef0b262cdd381573e44";
+  s.ttl_ms = 250'000;
+  s.holder.who = {"web-3", 4242, "deploy", "backup.sh", ""};
+  s.holder.acquired_at = 1;
+  CHECK(rcoord::lock::busy_text(s, since) ==
+        "held by deploy@web-3 (pid 4242, backup.sh) since 02:00:03, renewing");
+  s.holder.who.cmd = "lock acquire";
+  CHECK(rcoord::lock::busy_text(s, since) ==
+        "held by deploy@web-3 (pid 4242, lock acquire) since 02:00:03, expires in 4m10s");
+  s.holder = {};
+  CHECK(rcoord::lock::busy_text(s, since) == "held by token a67770d8…, expires in 4m10s");
+  rcoord::lock::Status free;
+  CHECK(rcoord::lock::busy_text(free, since).empty());
+}
