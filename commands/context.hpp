@@ -27,6 +27,9 @@ class Context {
   GlobalOptions opts;
   /// Set by the chosen verb's callback during parsing; run by main after a clean parse.
   std::function<int()> action;
+  /// The global --timeout was given after `lock run`, where flock's --timeout is a wait: the
+  /// busy message then says how to wait.
+  bool timeout_after_lock_run = false;
 
   /// Registers the global options on the root command (they also work after the verb): those
   /// for which `wanted` is true (each costs CLI11 some 20,000 instructions to register, and a
@@ -55,6 +58,11 @@ class Context {
     return who(command.empty() ? std::string{} : command_basename(command.front()));
   }
 
+  /// Keeps a warning about a deprecated spelling on the command line, printed by main once
+  /// the command line has parsed (so that a usage error stays one line).
+  void deprecated(std::string warning) { deprecations_.push_back(std::move(warning)); }
+  const std::vector<std::string>& deprecations() const { return deprecations_; }
+
   const Settings& settings() const { return settings_; }
   /// The connection, made on first use.
   Connection& conn();
@@ -66,6 +74,7 @@ class Context {
   bool several_urls_ = false;
   std::string verb_;
   std::string object_;
+  std::vector<std::string> deprecations_;
   Settings settings_;
   Keys keys_;
   Printer printer_;

@@ -57,8 +57,8 @@ struct ElectArgs {
   std::string id;
   Millis ttl{10'000};
   std::optional<Millis> wait;     // nullopt: try once
-  std::optional<Millis> timeout;  // observe: nullopt (or forever) means until interrupted
-  int conflict_exit_code = kNo;
+  std::optional<Millis> observe;  // observe --wait: nullopt (or forever) means until interrupted
+  Conflict conflict;
   std::optional<Millis> kill_grace;  // nullopt: the default for the TTL
   std::optional<Millis> max_run;     // nullopt: no limit
   std::vector<std::string> command;
@@ -69,11 +69,11 @@ void note_not_leader(Context& ctx, const elect::Campaign& r) {
     ctx.out().note(fmt::format(
         "rcoord: '{}' is led by id '{}' (term {}, {} left) in another process: give each "
         "process its own --id",
-        r.name, r.leader_id, r.term, seconds_text(r.ttl_ms)));
+        r.name, r.leader_id, r.term, format_elapsed(Millis(r.ttl_ms))));
     return;
   }
   ctx.out().note(fmt::format("rcoord: '{}' is led by '{}' (term {}, {} left)", r.name, r.leader_id,
-                             r.term, seconds_text(r.ttl_ms)));
+                             r.term, format_elapsed(Millis(r.ttl_ms))));
 }
 
 std::string leadership_what(const std::string& name) {
@@ -119,7 +119,7 @@ int run_resign(Context& ctx, const ElectArgs& a) {
 }
 
 int run_observe(Context& ctx, const ElectArgs& a) {
-  std::optional<Millis> duration = a.timeout;
+  std::optional<Millis> duration = a.observe;
   if (duration == Millis::max()) duration.reset();
   signals::install();
   try {
@@ -142,8 +142,12 @@ int run_run(Context& ctx, const ElectArgs& a) {
   auto r = campaign_or_abort(ctx, a.name, opts);
   if (!r.leader) {
     ctx.out().emit(r);  // JSON: the not-leader object; text: nothing (stdout is the command's)
-    note_not_leader(ctx, r);
-    return a.conflict_exit_code;
+    if (a.conflict.say()) note_not_leader(ctx, r);
+    return a.conflict.exit_code;
+  }
+  if (a.conflict.verbose) {
+    ctx.out().note(fmt::format("rcoord: leading '{}' (term {}) after {}; running {}", a.name,
+                               r.term, format_elapsed(Millis(r.waited_ms)), a.command.front()));
   }
 
   Lease lease = elect::lease(ctx.conn(), ctx.keys(), r, opts.token, ttl);
@@ -168,7 +172,7 @@ void add_ttl(CLI::App* verb, ElectArgs& a, const std::string& what) {
 }
 
 void add_leader_wait(CLI::App* verb, ElectArgs& a) {
-  add_wait(verb, "--wait", a.wait,
+  add_wait(verb, "-w,--wait", a.wait,
            "Wait up to DUR (or forever) to become leader; default: try once");
 }
 
@@ -208,8 +212,10 @@ void add_elect(CLI::App& app, Context& ctx) {
   auto obs = std::make_shared<ElectArgs>();
   auto* o = elect->add_subcommand("observe", "Print the leader now and on every change");
   add_name(o, *obs);
-  add_wait(o, "--timeout", obs->timeout,
-           "Observe for DUR, then exit 0 (default: until interrupted)");
+  auto* observe_for = add_wait(o, "-w,--wait", obs->observe,
+                               "Observe for DUR (or forever), then exit 0 (default: forever, "
+                               "until interrupted)");
+  add_deprecated_wait(o, "--timeout", observe_for, obs->observe, ctx);
   o->footer(
       "Example: rcoord elect observe scheduler | while read -r leader; do ...; done\n"
       "Text: one line per change, the leader's id (an empty line: nobody leads).");
@@ -221,10 +227,7 @@ void add_elect(CLI::App& app, Context& ctx) {
   add_id(x, *run, "This candidate's id (unique per process)");
   add_ttl(x, *run, "Lease length, renewed every TTL/3 (default 10s)");
   add_leader_wait(x, *run);
-  x->add_option("-E,--conflict-exit-code", run->conflict_exit_code,
-                "Exit code when another candidate leads (default 1)")
-      ->type_name("CODE")
-      ->transform(decimal_in(0, 255));
+  add_conflict_options(x, run->conflict, "another candidate leads");
   add_duration(x, "--kill-grace", run->kill_grace,
                "On loss of leadership, SIGKILL the command this long after SIGTERM (default: "
                "10s or TTL/3, whichever is shorter)");

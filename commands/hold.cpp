@@ -41,6 +41,22 @@ void add_max_run_option(CLI::App* verb, std::optional<Millis>& max_run, const st
   add_duration(verb, "--max-run", max_run, help, positive("30m"));
 }
 
+void add_conflict_options(CLI::App* verb, Conflict& conflict, const std::string& when) {
+  verb->add_option_function<int>(
+          "-E,--conflict-exit-code",
+          [&conflict](int code) {
+            conflict.exit_code = code;
+            conflict.exit_code_given = true;
+          },
+          "Exit code when " + when +
+              " (default 1); given, nothing is said on stderr then "
+              "unless --verbose")
+      ->type_name("CODE")
+      ->transform(decimal_in(0, 255));
+  verb->add_flag("--verbose", conflict.verbose,
+                 "Say on stderr why the command did not run, even with -E, and when it starts");
+}
+
 void warn_timed_out(Millis max_run, Millis kill_grace, std::string_view what_next) {
   Printer::warn(fmt::format(
       "rcoord: the command ran longer than --max-run {}: its process group got SIGTERM (and "

@@ -50,6 +50,21 @@ Millis run_kill_grace(const Context& ctx, std::optional<Millis> given, Millis le
 /// Adds `--max-run DUR` (positive; nullopt when not given) to a `run` form or `queue consume`.
 void add_max_run_option(CLI::App* verb, std::optional<Millis>& max_run, const std::string& help);
 
+/// What a `run` form does when what it runs under is taken (busy, full, led by another), as
+/// flock does: exit with --conflict-exit-code (-E), and when one is given, say nothing on
+/// stderr unless --verbose (a cron job that gives -E 0 mails nobody about a skipped run).
+struct Conflict {
+  int exit_code = kNo;
+  bool exit_code_given = false;
+  bool verbose = false;
+  /// Whether the line that says why goes to stderr.
+  bool say() const { return !exit_code_given || verbose; }
+};
+
+/// Adds -E/--conflict-exit-code and --verbose to a `run` form; `when` completes the help of
+/// -E ("the lock is busy").
+void add_conflict_options(CLI::App* verb, Conflict& conflict, const std::string& when);
+
 /// Says on stderr that the command outlived --max-run (killed `kill_grace` after SIGTERM if
 /// still running) and was stopped.
 void warn_timed_out(Millis max_run, Millis kill_grace, std::string_view what_next);

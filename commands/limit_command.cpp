@@ -199,7 +199,7 @@ int run_status(Context& ctx, const LimitArgs& a) {
 }
 
 // `limit wait` with several rates (limit::wait): a "no" says why, a cost that some rate never
-// allows, or no chance within --max-wait.
+// allows, or no chance within --wait.
 int run_wait_rates(Context& ctx, const LimitArgs& a, const std::vector<limit::Params>& ps) {
   auto w = limit::wait(ctx.conn(), ctx.keys(), a.key, ps, a.max_wait);
   emit_made(ctx, w,
@@ -209,10 +209,10 @@ int run_wait_rates(Context& ctx, const LimitArgs& a, const std::vector<limit::Pa
   if (d.retry_after_ms < 0) {
     note_denied(ctx, a, ps, w.result);
   } else {
-    ctx.out().note(fmt::format(
-        "rcoord: limit '{}' cannot allow this within --max-wait {} (next chance in {}); "
-        "nothing was consumed",
-        a.key, format_wait(a.max_wait), seconds_text(d.retry_after_ms)));
+    ctx.out().note(
+        fmt::format("rcoord: limit '{}' cannot allow this within --wait {} (next chance in {}); "
+                    "nothing was consumed",
+                    a.key, format_wait(a.max_wait), seconds_text(d.retry_after_ms)));
   }
   return kNo;
 }
@@ -229,10 +229,10 @@ int run_wait(Context& ctx, const LimitArgs& a) {
     if (p.never()) {
       note_denied(ctx, a, p, w.decision);
     } else {
-      ctx.out().note(fmt::format(
-          "rcoord: limit '{}' cannot allow this within --max-wait {} (next chance in {}); "
-          "nothing was consumed",
-          a.key, format_wait(a.max_wait), seconds_text(w.decision.retry_after_ms)));
+      ctx.out().note(
+          fmt::format("rcoord: limit '{}' cannot allow this within --wait {} (next chance in {}); "
+                      "nothing was consumed",
+                      a.key, format_wait(a.max_wait), seconds_text(w.decision.retry_after_ms)));
     }
   }
   return w.decision.allowed ? kYes : kNo;
@@ -281,7 +281,7 @@ void add_limit(CLI::App& app, Context& ctx) {
   limit->footer(
       "Examples:\n"
       "  rcoord limit check deploys --rate 5/h || exit 1\n"
-      "  rcoord limit wait api-calls --rate 10/s --max-wait 30s && curl ...");
+      "  rcoord limit wait api-calls --rate 10/s --wait 30s && curl ...");
 
   auto chk = std::make_shared<LimitArgs>();
   auto* c = limit->add_subcommand("check", "Take one request's cost if the rate allows it now");
@@ -295,12 +295,13 @@ void add_limit(CLI::App& app, Context& ctx) {
   auto wt = std::make_shared<LimitArgs>();
   auto* w = limit->add_subcommand("wait", "Reserve the next allowed slot and sleep until it");
   add_shape(w, *wt);
-  add_wait(w, "--max-wait", wt->max_wait,
-           "Give up at once (consuming nothing) if the slot is further away than DUR "
-           "(default forever)");
+  auto* wait = add_wait(w, "-w,--wait", wt->max_wait,
+                        "Give up at once (consuming nothing) if the slot is further away than "
+                        "DUR (default forever)");
+  add_deprecated_wait(w, "--max-wait", wait, wt->max_wait, ctx);
   w->footer(
-      "Example: rcoord limit wait api-calls --rate 10/s --max-wait 30s && curl ...\n"
-      "         rcoord limit wait api-calls --rate 10/s --rate 1000/h --max-wait 1m && curl ...");
+      "Example: rcoord limit wait api-calls --rate 10/s --wait 30s && curl ...\n"
+      "         rcoord limit wait api-calls --rate 10/s --rate 1000/h --wait 1m && curl ...");
   on_parse(w, ctx, wt, run_wait);
 
   auto st = std::make_shared<LimitArgs>();

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <functional>
 
 #include "errors.hpp"
 #include "executable.hpp"
@@ -95,9 +98,52 @@ std::string to_text(const Broken& r) {
   return fmt::format("broken: {}", escape_text(r.token));
 }
 
+std::string busy_text(const Status& s, const std::function<std::string(std::int64_t)>& since) {
+  if (!s.held) return {};
+  auto at = [&](const Holder& h) {
+    return h.acquired_at >= 0 ? " since " + since(h.acquired_at) : std::string();
+  };
+  if (s.mode == "shared") {
+    std::string out = fmt::format("held by {} reader{}", s.readers, s.readers == 1 ? "" : "s");
+    for (const auto& reader : s.reader_list) {
+      if (!reader.holder.known()) continue;
+      out += fmt::format(", {} {}{}", s.readers == 1 ? "who is" : "among them",
+                         describe(reader.holder.who), at(reader.holder));
+      break;
+    }
+    return out;
+  }
+  std::string who =
+      s.holder.known() ? describe(s.holder.who) : "token " + s.token.substr(0, 8) + "…";
+  std::string out = "held by " + who + at(s.holder);
+  if (s.kept.kept()) {
+    out += ", kept after its command ended";
+    if (s.kept.exit_code) out += fmt::format(" (exit {})", *s.kept.exit_code);
+    return out + ", expires in " + format_elapsed(Millis(s.ttl_ms));
+  }
+  // A run form records its command's name, and renews until it ends; a `lock acquire` holds
+  // it until its TTL unless it is extended.
+  if (s.holder.known() && s.holder.who.cmd != "lock acquire") return out + ", renewing";
+  return out + ", expires in " + format_elapsed(Millis(s.ttl_ms));
+}
+
 }  // namespace rcoord::lock
 
 namespace rcoord::cmd {
+
+std::string local_clock(std::int64_t epoch_ms) {
+  std::time_t then = static_cast<std::time_t>(epoch_ms / 1000);
+  std::time_t now = std::time(nullptr);
+  std::tm t{};
+  std::tm today{};
+  localtime_r(&then, &t);
+  localtime_r(&now, &today);
+  bool same_day = t.tm_year == today.tm_year && t.tm_yday == today.tm_yday;
+  char text[32];
+  std::strftime(text, sizeof text, same_day ? "%H:%M:%S" : "%Y-%m-%d %H:%M:%S", &t);
+  return text;
+}
+
 namespace {
 
 struct LockArgs {
@@ -106,7 +152,9 @@ struct LockArgs {
   std::optional<Millis> wait;  // nullopt: try once
   std::string token;
   bool shared = false;
-  int conflict_exit_code = kNo;
+  bool exclusive = false;             // -x: the default, as in flock
+  std::optional<std::string> script;  // -c 'CMD': run through the shell, as flock does
+  Conflict conflict;
   std::optional<Millis> kill_grace;  // nullopt: the default for the TTL
   std::optional<Millis> max_run;     // nullopt: no limit
   Millis min_hold{0};
@@ -114,9 +162,17 @@ struct LockArgs {
   std::vector<std::string> command;
 };
 
-void note_busy(Context& ctx, const lock::Acquired& r) {
-  ctx.out().note(fmt::format("rcoord: lock '{}' is busy (held for another {})", r.name,
-                             seconds_text(r.ttl_ms)));
+// `rcoord: lock 'job' is busy: held by deploy@web-3 (pid 4242, backup.sh) since 02:00:03,
+// renewing`. Who holds it costs one more round trip, taken only when the line is printed.
+void note_busy(Context& ctx, const std::string& name, std::optional<Millis> wait) {
+  if (ctx.out().quiet() || ctx.out().json()) return;
+  std::string line = fmt::format("rcoord: lock '{}' is busy", name);
+  std::string holder = lock::busy_text(lock::status(ctx.conn(), ctx.keys(), name), local_clock);
+  line += holder.empty() ? " (free again already: try again)" : ": " + holder;
+  if (ctx.timeout_after_lock_run && !wait) {
+    line += " (--timeout is the I/O timeout; to wait for the lock, give --wait SECS)";
+  }
+  ctx.out().note(line);
 }
 
 std::string lock_what(const std::string& name) { return fmt::format("lock '{}'", name); }
@@ -138,7 +194,7 @@ int run_acquire(Context& ctx, const LockArgs& a) {
   if (opts.token.empty()) opts.token = random_token();
   auto r = acquire_or_abort(ctx, a.name, opts);
   emit_taken(ctx, lock_holding(ctx, a.name, opts.token), r, !r.refreshed);
-  if (!r.acquired) note_busy(ctx, r);
+  if (!r.acquired) note_busy(ctx, a.name, a.wait);
   return r.acquired ? kYes : kNo;
 }
 
@@ -181,7 +237,17 @@ int run_break(Context& ctx, const LockArgs& a) {
   return r.broken ? kYes : kNo;
 }
 
-int run_run(Context& ctx, const LockArgs& a) {
+// The command of `lock run`: the words after --, or -c's line run by $SHELL -c (else
+// /bin/sh -c), as flock runs it.
+std::vector<std::string> command_of(const LockArgs& a) {
+  if (!a.script) return a.command;
+  const char* shell = std::getenv("SHELL");
+  return {shell != nullptr && *shell != '\0' ? shell : "/bin/sh", "-c", *a.script};
+}
+
+int run_run(Context& ctx, const LockArgs& args) {
+  LockArgs a = args;
+  a.command = command_of(args);
   const Millis ttl = a.ttl;
   const Millis min_hold = a.min_hold;
   // Before the lock is taken: with --min-hold, a typo would keep it for the whole hold.
@@ -193,15 +259,19 @@ int run_run(Context& ctx, const LockArgs& a) {
   start_guard_if_waiting(ctx, a.wait, lease_ttl, kill_grace);
   lock::AcquireOptions opts{ttl, a.wait, a.token, a.shared, ctx.who_runs(a.command)};
   if (on_redlock) {
-    return redlock_verbs::run(
-        ctx, a.name, {opts, a.conflict_exit_code, kill_grace, min_hold, a.command, a.max_run});
+    return redlock_verbs::run(ctx, a.name,
+                              {opts, a.conflict, kill_grace, min_hold, a.command, a.max_run});
   }
   if (opts.token.empty()) opts.token = random_token();
   auto r = acquire_or_abort(ctx, a.name, opts);
   if (!r.acquired) {
     ctx.out().emit(r);  // JSON: the busy object; text: nothing (stdout is the command's)
-    note_busy(ctx, r);
-    return a.conflict_exit_code;
+    if (a.conflict.say()) note_busy(ctx, a.name, a.wait);
+    return a.conflict.exit_code;
+  }
+  if (a.conflict.verbose) {
+    ctx.out().note(fmt::format("rcoord: took lock '{}' after {} (fence {}); running {}", a.name,
+                               format_elapsed(Millis(r.waited_ms)), r.fence, a.command.front()));
   }
   Lease lease = lock::lease(ctx.conn(), ctx.keys(), r, ttl);
   HoldingOptions options{{a.command,
@@ -231,7 +301,8 @@ void add_lock(CLI::App& app, Context& ctx) {
   auto* a = lock->add_subcommand("acquire", "Take a lock and print its token");
   add_name(a, *acq);
   add_duration(a, "--ttl", acq->ttl, "Lease length (default 30s)", positive("30s"));
-  add_wait(a, "--wait", acq->wait, "Wait up to DUR (or forever) for the lock; default: try once");
+  add_wait(a, "-w,--wait", acq->wait,
+           "Wait up to DUR (or forever) for the lock; default: try once");
   a->add_flag("--shared", acq->shared,
               "Take it as a reader: many readers at once, never with a writer");
   a->add_option("--token", acq->token,
@@ -277,14 +348,19 @@ void add_lock(CLI::App& app, Context& ctx) {
   add_name(x, *run);
   add_duration(x, "--ttl", run->ttl, "Lease length, renewed every TTL/3 (default 30s)",
                positive("30s"));
-  add_wait(x, "--wait", run->wait, "Wait up to DUR (or forever); default: try once");
+  add_wait(x, "-w,--wait", run->wait,
+           "Wait up to DUR (or forever); a bare number is seconds, as flock's -w; default: "
+           "try once (flock's -n)");
   x->add_option("--token", run->token, "Use this token instead of a random one");
-  x->add_flag("--shared", run->shared,
-              "Hold it as a reader: many readers at once, never with a writer");
-  x->add_option("-E,--conflict-exit-code", run->conflict_exit_code,
-                "Exit code when the lock is busy (default 1)")
-      ->type_name("CODE")
-      ->transform(decimal_in(0, 255));
+  auto* shared = x->add_flag("--shared", run->shared,
+                             "Hold it as a reader: many readers at once, never with a writer");
+  x->add_flag("-x,--exclusive", run->exclusive, "Hold it as the only holder (the default)")
+      ->excludes(shared);
+  add_conflict_options(x, run->conflict, "the lock is busy or --wait ran out");
+  x->add_option("-c,--command", run->script,
+                "Run CMD with $SHELL -c (/bin/sh when $SHELL is unset), as flock "
+                "-c does, instead of a command after --")
+      ->type_name("CMD");
   add_duration(x, "--kill-grace", run->kill_grace,
                "On lock loss, SIGKILL the command this long after SIGTERM (default: 10s or "
                "TTL/3, whichever is shorter)");
@@ -293,12 +369,25 @@ void add_lock(CLI::App& app, Context& ctx) {
                      "--kill-grace), release the lock and exit 124");
   add_duration(x, "--min-hold", run->min_hold,
                "Keep the lock until DUR after acquisition even if the command ends sooner");
-  x->add_option("command", run->command, "The command and its arguments, after --")->required();
+  x->add_option("command", run->command, "The command and its arguments, after --");
+  x->callback([&ctx, run] {
+    if (run->command.empty() && !run->script) {
+      throw CLI::RequiredError("a command after -- (or -c 'CMD')");
+    }
+    if (!run->command.empty() && run->script) {
+      throw Error(kUsage, "a command given both after -- and with -c",
+                  "give one: -c 'CMD' runs it through the shell, the words after -- do not");
+    }
+    ctx.action = [&ctx, run] { return run_run(ctx, *run); };
+  });
   x->footer(
       "Example: rcoord lock run nightly-backup --ttl 1m --min-hold 5m -- ./backup.sh\n"
       "         rcoord lock run nightly-backup --max-run 2h -- ./backup.sh   # 124: too long\n"
-      "The command gets RCOORD_TOKEN, RCOORD_FENCE and RCOORD_LOCK in its environment.");
-  on_parse(x, ctx, run, run_run);
+      "         rcoord lock run nightly-backup -w 10 -E 0 -c 'cd /srv && ./backup.sh'\n"
+      "The command gets RCOORD_TOKEN, RCOORD_FENCE and RCOORD_LOCK in its environment.\n"
+      "From flock: -w/--wait SECS, -x, -c CMD and -E CODE mean what they mean there, and\n"
+      "trying once is the default (flock's -n). -n and -s stay redis-cli's (database and\n"
+      "socket) and go before the group; after `lock run` they are refused.");
 }
 
 }  // namespace rcoord::cmd

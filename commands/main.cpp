@@ -31,6 +31,7 @@
 #include "signal_command.hpp"
 #include "signals.hpp"
 #include "top_command.hpp"
+#include "usage_hints.hpp"
 
 namespace {
 
@@ -59,50 +60,10 @@ std::string help_hint(const CLI::App& app) {
   return "see '" + path + " --help'";
 }
 
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
-// `rcoord lok`: CLI11 sees an unexpected positional; name the nearest command instead.
-std::string suggestion(const CLI::App& app, int argc, char** argv) {
-  const CLI::App* level = &app;
-  while (!level->get_subcommands().empty()) level = level->get_subcommands().front();
-  for (int i = 1; i < argc; ++i) {
-    std::string word = argv[i];
-    if (word.empty() || word[0] == '-' || word == level->get_name()) continue;
-    std::string best;
-    std::size_t best_distance = 3;
-    for (const auto* sub : level->get_subcommands({})) {
-      if (sub->get_name() == word) return {};
-      std::size_t d = edit_distance(word, sub->get_name());
-      if (sub->get_name().rfind(word, 0) == 0) d = 0;
-      if (d < best_distance) {
-        best = sub->get_name();
-        best_distance = d;
-      }
-    }
-    if (!best.empty()) {
-      std::string message = "unknown command '";
-      message += word;
-      message += "': did you mean '";
-      message += best;
-      message += "'?";
-      return message;
-    }
-    return {};
-  }
-  return {};
+// `rcoord version`, the word people type (git, docker, kubectl and go all have it): the same
+// line as --version. It reads no config file and needs no server.
+void add_version(CLI::App& app, rcoord::cmd::Context&) {
+  app.add_subcommand("version", "Print the version and exit (as --version)");
 }
 
 // Every top-level command and the function that registers it. Building CLI11's tree is
@@ -120,7 +81,7 @@ constexpr Command kCommands[] = {
     {"elect", rcoord::cmd::add_elect},     {"signal", rcoord::cmd::add_signal},
     {"latch", rcoord::cmd::add_latch},     {"top", rcoord::cmd::add_top},
     {"metrics", rcoord::cmd::add_metrics}, {"rm", rcoord::cmd::add_rm},
-    {"history", rcoord::cmd::add_history},
+    {"history", rcoord::cmd::add_history}, {"version", add_version},
 };
 
 // The command word of argv (`lock` in `rcoord -p 6379 lock acquire x`), or "".
@@ -325,20 +286,28 @@ int run(int argc, char** argv, bool whole_tree) {
   for (auto* sub : app.get_subcommands({})) {
     const std::string& name = sub->get_name();
     bool ops = name == "ping" || name == "doctor" || name == "ls" || name == "top" ||
-               name == "metrics" || name == "rm" || name == "history";
+               name == "metrics" || name == "rm" || name == "history" || name == "version";
     sub->group(ops ? "Operator commands" : "Primitives");
   }
 
+  std::vector<std::string> args(words.begin(), words.end());
   bool password_in_argv = false;
   try {
+    // What CLI11 would take silently: a run form's command without `--`, flock's -n and -s.
+    if (!asks_for_help(argc, argv)) rcoord::cmd::check_before_parse(app, args);
     app.parse(argc, argv);
     password_in_argv = hide_secrets(argc, argv);
   } catch (const CLI::ParseError& e) {
     // --help, --version (--help has the whole tree already: asks_for_help)
     if (e.get_exit_code() == 0) return app.exit(e);
     if (!whole_tree) return run(argc, argv, true);
-    std::string nearest = suggestion(app, argc, argv);
-    rcoord::Error usage(rcoord::kUsage, nearest.empty() ? e.what() : nearest, help_hint(app));
+    // An unknown word, or a group without its command: the words tell more than CLI11.
+    std::string hint;
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr ||
+        dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
+      hint = rcoord::cmd::usage_hint(app, args);
+    }
+    rcoord::Error usage(rcoord::kUsage, hint.empty() ? e.what() : hint, help_hint(app));
     rcoord::Printer::error(usage);
     return rcoord::kUsage;
   } catch (const rcoord::Error& e) {  // an option out of its bounds (options.hpp)
@@ -346,9 +315,15 @@ int run(int argc, char** argv, bool whole_tree) {
     return e.code();
   }
 
+  if (app.get_subcommands().front()->get_name() == "version") {
+    std::puts(kVersionLine);
+    return 0;
+  }
   try {
     note_chosen(app, ctx);
+    ctx.timeout_after_lock_run = rcoord::cmd::timeout_after_lock_run(app, args);
     ctx.resolve(app.get_subcommands().front()->get_name());
+    for (const auto& warning : ctx.deprecations()) rcoord::Printer::warn(warning);
     // As redis-cli does; after resolve, so that a usage error stays one line.
     if (password_in_argv && !ctx.opts.no_auth_warning) {
       rcoord::Printer::warn(

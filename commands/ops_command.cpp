@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "text.hpp"
+#include "top_view.hpp"
 #include "watch.hpp"
 
 namespace rcoord::server {
@@ -47,9 +50,7 @@ void to_json(nlohmann::ordered_json& j, const Object& r) {
   if (r.expires_in_ms >= 0) j["expires_in_ms"] = r.expires_in_ms;
 }
 
-std::string to_text(const Object& r) {
-  return fmt::format("{:<9} {}  {}", r.type, escape_text(r.name), escape_text(r.state));
-}
+std::string to_text(const Object& r) { return cmd::listed_line(r, 0); }
 
 }  // namespace rcoord::inventory
 
@@ -86,6 +87,54 @@ std::string to_text(const Finding& r) {
 }  // namespace rcoord::doctor
 
 namespace rcoord::cmd {
+
+std::string listed_name(std::string_view name) {
+  std::string shown = escape_text(name);
+  if (shown.find_first_of(" '\"") == std::string::npos) return shown;
+  std::string quoted = "'";
+  for (char c : shown) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+std::string listed_line(const inventory::Object& o, int name_width) {
+  std::string name = listed_name(o.name);
+  int pad = std::max(0, name_width - top::columns(name));
+  return fmt::format("{:<9} {}{}  {}", o.type, name,
+                     std::string(static_cast<std::size_t>(pad), ' '), escape_text(o.state));
+}
+
+namespace {
+
+// ls's text listing, NAME as wide as the widest name. Rows are held until kHeld of them have
+// come (or the listing ends) to measure them; later rows keep that width, a longer name only
+// pushing its own line, so that memory stays flat however many objects there are.
+class ListedTable {
+ public:
+  explicit ListedTable(Printer& out) : out_(out) {}
+  void add(const inventory::Object& o) {
+    if (measured_) {
+      out_.write_text(listed_line(o, width_));
+      return;
+    }
+    width_ = std::max(width_, top::columns(listed_name(o.name)));
+    held_.push_back(o);
+    if (held_.size() >= kHeld) flush();
+  }
+  void flush() {
+    for (const auto& o : held_) out_.write_text(listed_line(o, width_));
+    held_.clear();
+    measured_ = true;
+  }
+
+ private:
+  static constexpr std::size_t kHeld = 1000;
+  Printer& out_;
+  std::vector<inventory::Object> held_;
+  int width_ = 0;
+  bool measured_ = false;
+};
+
+}  // namespace
 
 void add_ops(CLI::App& app, Context& ctx) {
   auto* ping = app.add_subcommand("ping", "Check the server: version, mode, round-trip time");
@@ -143,15 +192,19 @@ void add_type_option(CLI::App* verb, std::string& type) {
 int list_once(Context& ctx, const LsArgs& args) {
   inventory::Query query{args.pattern, args.type, !args.names};
   std::set<std::string> named;
+  ListedTable table(ctx.out());
   std::size_t n = inventory::list(ctx.conn(), ctx.keys(), query, [&](const inventory::Object& o) {
-    if (!args.names) {
+    if (!args.names && ctx.out().json()) {
       ctx.out().emit(o);
+    } else if (!args.names) {
+      table.add(o);
     } else if (ctx.out().json()) {
       ctx.out().write_json({{"type", o.type}, {"name", o.name}});
     } else if (named.insert(o.name).second) {
       ctx.out().write_text(escape_text(o.name));
     }
   });
+  table.flush();
   if (n == 0) ctx.out().note("rcoord: no objects match");
   return n > 0 ? 0 : 1;
 }
@@ -168,7 +221,8 @@ void add_ls(CLI::App& app, Context& ctx) {
   ls->footer(
       "Found with SCAN (never KEYS), so a large keyspace is walked without blocking the server;\n"
       "the states of the objects found are read in pipelined batches.\n"
-      "Names are printed escaped (\\n for a newline, \\\\ for a backslash).\n"
+      "Names are printed escaped (\\n for a newline, \\\\ for a backslash), and in single\n"
+      "quotes when they hold a space or a quote ('nightly backup').\n"
       "Examples:\n"
       "  rcoord ls 'deploy-*' --type lock\n"
       "  rcoord ls --names --type queue\n"

@@ -18,6 +18,13 @@ void add_rm(CLI::App& app, Context& ctx);
 
 /// The --type option of ls, top and metrics: one of inventory::types().
 void add_type_option(CLI::App* verb, std::string& type);
+
+/// How `ls` shows a name in text: escaped (text.hpp), and in single quotes when it holds a
+/// space or a quote (`'nightly backup'`), so that where a name ends is never in doubt.
+std::string listed_name(std::string_view name);
+/// One line of `ls` text: the type, the name (listed_name) padded to `name_width` columns,
+/// two spaces, the state.
+std::string listed_line(const inventory::Object& o, int name_width);
 }  // namespace rcoord::cmd
 
 namespace rcoord::removal {

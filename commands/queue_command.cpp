@@ -512,7 +512,8 @@ void add_queue(CLI::App& app, Context& ctx) {
   auto* o =
       queue->add_subcommand("pop", "Take messages (plain: at most once; --ack-timeout: leased)");
   add_name(o, *pop);
-  add_wait(o, "--wait", pop->wait, "Wait up to DUR (or forever) for a message; default: try once");
+  add_wait(o, "-w,--wait", pop->wait,
+           "Wait up to DUR (or forever) for a message; default: try once");
   add_count(o, *pop, "Take up to N messages (default 1)");
   o->add_flag("--lifo", pop->lifo, "Newest first");
   add_duration(o, "--ack-timeout", pop->ack_timeout,

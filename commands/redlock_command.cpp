@@ -77,9 +77,12 @@ redlock::Redlock make(const Context& ctx, Millis ttl) {
   return {s.endpoints, redlock::node_timeout(s.timeout, ttl), ctx.keys()};
 }
 
-void note_busy(Context& ctx, const redlock::Acquired& r) {
-  ctx.out().note(fmt::format("rcoord: lock '{}' is busy (held for another {})", r.lock.name,
-                             seconds_text(r.lock.ttl_ms)));
+// As on one server (lock_command.cpp): who holds it, read from a quorum of the masters.
+void note_busy(Context& ctx, redlock::Redlock& rl, const std::string& name) {
+  if (ctx.out().quiet() || ctx.out().json()) return;
+  std::string holder = lock::busy_text(rl.status(name).lock, local_clock);
+  ctx.out().note(fmt::format("rcoord: lock '{}' is busy{}", name,
+                             holder.empty() ? " (free again already: try again)" : ": " + holder));
 }
 
 void note_not_held(Context& ctx, const std::string& name) {
@@ -102,7 +105,7 @@ int acquire(Context& ctx, const std::string& name, lock::AcquireOptions opts) {
   Holding held = holding(rl, name, opts.token);
   auto r = take_or_abort(ctx, held, [&] { return rl.acquire(name, opts); });
   emit_taken(ctx, held, r, !r.lock.refreshed);
-  if (!r.lock.acquired) note_busy(ctx, r);
+  if (!r.lock.acquired) note_busy(ctx, rl, name);
   return r.lock.acquired ? kYes : kNo;
 }
 
@@ -144,8 +147,8 @@ int run(Context& ctx, const std::string& name, RunOptions opts) {
                          [&] { return rl.acquire(name, opts.acquire); });
   if (!r.lock.acquired) {
     ctx.out().emit(r);  // JSON: the busy object; text: nothing (stdout is the command's)
-    note_busy(ctx, r);
-    return opts.conflict_exit_code;
+    if (opts.conflict.say()) note_busy(ctx, rl, name);
+    return opts.conflict.exit_code;
   }
   Lease lease = rl.lease(r, ttl);
   HoldingOptions options{{opts.command,

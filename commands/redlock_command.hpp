@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "context.hpp"
+#include "hold.hpp"
 #include "lock.hpp"
 #include "redlock.hpp"
 
@@ -24,7 +25,7 @@ int break_lock(Context& ctx, const std::string& name);
 
 struct RunOptions {
   lock::AcquireOptions acquire;
-  int conflict_exit_code = 1;
+  Conflict conflict{};
   Millis kill_grace{10'000};
   Millis min_hold{0};
   std::vector<std::string> command;

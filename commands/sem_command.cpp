@@ -70,7 +70,7 @@ struct SemArgs {
   Millis ttl{30'000};
   std::optional<Millis> wait;  // nullopt: try once
   std::string token;
-  int conflict_exit_code = kNo;
+  Conflict conflict;
   std::optional<Millis> kill_grace;  // nullopt: the default for the TTL
   std::optional<Millis> max_run;     // nullopt: no limit
   std::optional<Millis> watch;
@@ -156,8 +156,13 @@ int run_run(Context& ctx, const SemArgs& a) {
   auto r = take_or_abort(ctx, a, opts);
   if (!r.acquired) {
     ctx.out().emit(r);  // JSON: the full object; text: nothing (stdout is the command's)
-    note_full(ctx, r, opts.permits);
-    return a.conflict_exit_code;
+    if (a.conflict.say()) note_full(ctx, r, opts.permits);
+    return a.conflict.exit_code;
+  }
+  if (a.conflict.verbose) {
+    ctx.out().note(fmt::format(
+        "rcoord: took {} of {} permits of semaphore '{}' after {}; running {}", r.permits, r.limit,
+        a.name, format_elapsed(Millis(r.waited_ms)), a.command.front()));
   }
   Lease lease = semaphore::lease(ctx.conn(), ctx.keys(), r, opts.ttl);
   HoldingOptions options{{a.command,
@@ -178,7 +183,7 @@ void add_take_options(CLI::App* verb, SemArgs& a) {
       ->type_name("K")
       ->transform(decimal_in(1, 1'000'000'000));
   add_duration(verb, "--ttl", a.ttl, "Lease of the permits (default 30s)", positive("30s"));
-  add_wait(verb, "--wait", a.wait,
+  add_wait(verb, "-w,--wait", a.wait,
            "Wait up to DUR (or forever), in arrival order; default: try once");
   verb->add_option("--token", a.token, "Use this token instead of a random one");
 }
@@ -227,10 +232,7 @@ void add_sem(CLI::App& app, Context& ctx) {
   auto* x = sem->add_subcommand("run", "Run a command while holding permits");
   x->add_option("name", run->name, "Semaphore name")->required();
   add_take_options(x, *run);
-  x->add_option("-E,--conflict-exit-code", run->conflict_exit_code,
-                "Exit code when no permit is free (default 1)")
-      ->type_name("CODE")
-      ->transform(decimal_in(0, 255));
+  add_conflict_options(x, run->conflict, "no permit is free");
   add_duration(x, "--kill-grace", run->kill_grace,
                "On permit loss, SIGKILL the command this long after SIGTERM (default: 10s or "
                "TTL/3, whichever is shorter)");

@@ -69,7 +69,7 @@ struct SignalArgs {
   std::string data;
   bool one = false;
   bool all = false;
-  std::optional<Millis> timeout;  // nullopt: no limit
+  std::optional<Millis> wait;  // nullopt: no limit
 };
 
 struct LatchArgs {
@@ -78,17 +78,17 @@ struct LatchArgs {
   std::int64_t count = -1;
   std::int64_t by = 1;
   std::optional<Millis> ttl;
-  std::optional<Millis> timeout;
+  std::optional<Millis> wait;
 };
 
-// The verb's own --timeout (how long to wait for the event); `forever` or absent: no limit.
-std::optional<Millis> wait_timeout(std::optional<Millis> timeout) {
-  if (timeout == Millis::max()) return std::nullopt;
-  return timeout;
+// The verb's --wait (how long to wait for the event); `forever` or absent: no limit.
+std::optional<Millis> wait_limit(std::optional<Millis> wait) {
+  if (wait == Millis::max()) return std::nullopt;
+  return wait;
 }
 
-std::string for_how_long(std::optional<Millis> timeout) {
-  return timeout ? fmt::format(" within {}", format_wait(*timeout)) : std::string();
+std::string for_how_long(std::optional<Millis> wait) {
+  return wait ? fmt::format(" within {}", format_wait(*wait)) : std::string();
 }
 
 int run_send(Context& ctx, const SignalArgs& a) {
@@ -101,7 +101,7 @@ int run_send(Context& ctx, const SignalArgs& a) {
 }
 
 int run_wait(Context& ctx, const SignalArgs& a) {
-  signaling::WaitOptions opts{wait_timeout(a.timeout), a.all};
+  signaling::WaitOptions opts{wait_limit(a.wait), a.all};
   signals::install();
   auto r = signaling::wait(ctx.conn(), ctx.keys(), a.channels, opts);
   for (const auto& channel : r.dropped) {
@@ -118,8 +118,8 @@ int run_wait(Context& ctx, const SignalArgs& a) {
     for (const auto& m : r.messages) {
       if (!m.received) missing.push_back("'" + m.channel + "'");
     }
-    ctx.out().note(fmt::format("rcoord: no signal on {}{}", fmt::join(missing, ", "),
-                               for_how_long(a.timeout)));
+    ctx.out().note(
+        fmt::format("rcoord: no signal on {}{}", fmt::join(missing, ", "), for_how_long(a.wait)));
     return kNo;
   }
   for (const auto& m : r.messages) ctx.out().emit(m);
@@ -148,16 +148,16 @@ int run_down(Context& ctx, const LatchArgs& a) {
 
 int run_latch_wait(Context& ctx, const LatchArgs& a) {
   signals::install();
-  auto r = latch::wait(ctx.conn(), ctx.keys(), a.name, wait_timeout(a.timeout));
+  auto r = latch::wait(ctx.conn(), ctx.keys(), a.name, wait_limit(a.wait));
   ctx.out().emit(r);
   if (!r.open) {
     ctx.out().note(r.count
                        ? fmt::format("rcoord: latch '{}' is still at {}{}", a.name, *r.count,
-                                     for_how_long(a.timeout))
+                                     for_how_long(a.wait))
                        : fmt::format("rcoord: there is no latch '{}'{}", a.name,
-                                     for_how_long(a.timeout).empty()
+                                     for_how_long(a.wait).empty()
                                          ? std::string()
-                                         : " (it was not created" + for_how_long(a.timeout) + ")"));
+                                         : " (it was not created" + for_how_long(a.wait) + ")"));
   }
   return r.open ? kYes : kNo;
 }
@@ -171,8 +171,12 @@ int run_latch_status(Context& ctx, const LatchArgs& a) {
   });
 }
 
-void add_timeout(CLI::App* verb, std::optional<Millis>& timeout, const std::string& what) {
-  add_wait(verb, "--timeout", timeout, what);
+// --wait, and --timeout, its deprecated spelling (the verb's own --timeout hid the global
+// I/O timeout after these verbs only).
+void add_event_wait(CLI::App* verb, std::optional<Millis>& wait, const std::string& what,
+                    Context& ctx) {
+  auto* option = add_wait(verb, "-w,--wait", wait, what);
+  add_deprecated_wait(verb, "--timeout", option, wait, ctx);
 }
 
 }  // namespace
@@ -182,8 +186,8 @@ void add_signal(CLI::App& app, Context& ctx) {
   signal->require_subcommand(1);
   signal->footer(
       "Examples:\n"
-      "  rcoord signal wait deploys --timeout 30s   # on one host\n"
-      "  rcoord signal send deploys done           # on another: the waiter prints done");
+      "  rcoord signal wait deploys --wait 30s   # on one host\n"
+      "  rcoord signal send deploys done        # on another: the waiter prints done");
 
   auto snd = std::make_shared<SignalArgs>();
   auto* s = signal->add_subcommand("send", "Send DATA to the waiters of CHANNEL; print how many");
@@ -196,12 +200,13 @@ void add_signal(CLI::App& app, Context& ctx) {
   auto wt = std::make_shared<SignalArgs>();
   auto* w = signal->add_subcommand("wait", "Wait for a message on any CHANNEL; print its data");
   w->add_option("channel", wt->channels, "Channel names")->required();
-  add_timeout(w, wt->timeout,
-              "Wait up to DUR for the message, then exit 1 (default: no limit); the global "
-              "I/O --timeout goes before the command");
+  add_event_wait(w, wt->wait,
+                 "Wait up to DUR (or forever) for the message, then exit 1 "
+                 "(default: forever)",
+                 ctx);
   w->add_flag("--all", wt->all, "Wait for one message on every channel (one line each)");
   w->footer(
-      "Example: rcoord --timeout 1s signal wait deploys --timeout 30s\n"
+      "Example: rcoord signal wait deploys --wait 30s\n"
       "Only messages sent while waiting are received; see latch for a state that persists.");
   on_parse(w, ctx, wt, run_wait);
 }
@@ -213,7 +218,7 @@ void add_latch(CLI::App& app, Context& ctx) {
       "Examples (a CI fan-in: 8 shards count down, one job waits):\n"
       "  rcoord latch init \"tests-$CI_PIPELINE_ID\" --count 8 --ttl 24h\n"
       "  rcoord latch down \"tests-$CI_PIPELINE_ID\"   # in each shard\n"
-      "  rcoord latch wait \"tests-$CI_PIPELINE_ID\" --timeout 1h && ./publish.sh");
+      "  rcoord latch wait \"tests-$CI_PIPELINE_ID\" --wait 1h && ./publish.sh");
 
   auto in = std::make_shared<LatchArgs>();
   auto* i = latch->add_subcommand("init", "Create a latch with a count (an existing one is kept)");
@@ -239,10 +244,8 @@ void add_latch(CLI::App& app, Context& ctx) {
   auto wt = std::make_shared<LatchArgs>();
   auto* w = latch->add_subcommand("wait", "Wait until the count is 0 (at once if it is)");
   w->add_option("name", wt->name, "Latch name")->required();
-  add_timeout(w, wt->timeout,
-              "Wait up to DUR, then exit 1 (default: no limit); the global I/O --timeout "
-              "goes before the command");
-  w->footer("Example: rcoord latch wait \"tests-$CI_PIPELINE_ID\" --timeout 1h && ./publish.sh");
+  add_event_wait(w, wt->wait, "Wait up to DUR (or forever), then exit 1 (default: forever)", ctx);
+  w->footer("Example: rcoord latch wait \"tests-$CI_PIPELINE_ID\" --wait 1h && ./publish.sh");
   on_parse(w, ctx, wt, run_latch_wait);
 
   auto st = std::make_shared<LatchArgs>();

@@ -208,9 +208,12 @@ void Screen::draw(const std::vector<std::string>& lines) {
   int row = 0;
   for (const auto& line : lines) {
     if (row >= rows_) break;
-    frame += "\033[" + std::to_string(row + 1) + ";1H";
+    // The line is cleared before it is written, not after: a line as wide as the window
+    // leaves the cursor on its last column, and clearing from there would erase that column
+    // (the "…" of a cut row).
+    frame += "\033[" + std::to_string(row + 1) + ";1H\033[2K";
     frame += line;
-    frame += "\033[0m\033[K";
+    frame += "\033[0m";
     ++row;
   }
   if (row < rows_) frame += "\033[" + std::to_string(row + 1) + ";1H\033[J";

@@ -77,7 +77,7 @@ std::string held_by(const Holder& h, const std::string& token, std::int64_t ttl_
   std::string who = h.known() ? describe(h.who) : short_token(token);
   std::string out = "held by " + who;
   if (h.held_ms >= 0) out += " for " + format_elapsed(Millis(h.held_ms));
-  return out + ", expires in " + seconds_text(ttl_ms);
+  return out + ", expires in " + format_elapsed(Millis(ttl_ms));
 }
 
 // `; kept: its command ended 5m ago (exit 0)`: a `lock run --min-hold` whose holder is gone.
@@ -106,7 +106,7 @@ void show_lock(Object& o, const lock::Status& s) {
     o.fingerprint = fmt::format("held {} {}", s.token, s.fence);
   } else if (s.mode == "shared") {
     o.state = fmt::format("shared by {} reader(s) for up to {}, fence {}{}", s.readers,
-                          seconds_text(s.ttl_ms), s.fence, readers_kept(s));
+                          format_elapsed(Millis(s.ttl_ms)), s.fence, readers_kept(s));
     o.holder = fmt::format("{} reader(s)", s.readers);
     o.ttl_ms = s.ttl_ms;
     o.fingerprint = fmt::format("shared {} {}", s.readers, s.fence);
@@ -150,11 +150,12 @@ void show_sem(Object& o, const semaphore::Status& s) {
 
 void show_elect(Object& o, const elect::Status& s) {
   if (s.leader) {
-    o.state = fmt::format("led by {}, term {}, {} left", s.id, s.term, seconds_text(s.ttl_ms));
+    o.state =
+        fmt::format("led by {}, term {}, {} left", s.id, s.term, format_elapsed(Millis(s.ttl_ms)));
     if (s.holder.known()) {
-      o.state =
-          fmt::format("led by {}: {} for {}, term {}, expires in {}", s.id, describe(s.holder.who),
-                      format_elapsed(Millis(s.holder.held_ms)), s.term, seconds_text(s.ttl_ms));
+      o.state = fmt::format("led by {}: {} for {}, term {}, expires in {}", s.id,
+                            describe(s.holder.who), format_elapsed(Millis(s.holder.held_ms)),
+                            s.term, format_elapsed(Millis(s.ttl_ms)));
     }
     o.holder = s.id;
     o.ttl_ms = s.ttl_ms;
@@ -189,7 +190,7 @@ void show_latch(Object& o, const latch::Status& s) {
 void show_limit(Object& o, const std::string& algo, const limit::Raw& raw) {
   auto now = limit::to_decision(raw);
   o.state = fmt::format("{}, {} of {} left, full again in {}", algo, now.remaining, now.limit,
-                        seconds_text(now.reset_after_ms));
+                        format_elapsed(Millis(now.reset_after_ms)));
   o.ttl_ms = now.reset_after_ms;
   // What is left grows back by itself: the change is when it will be full again (server
   // time), which only a request moves.
@@ -232,7 +233,8 @@ void probe_limit(Probe& p, const Keys& keys) {
                } else if (!params) {
                  // State written before the burst was kept: no peek, only its expiry.
                  std::int64_t ttl = std::max<std::int64_t>(0, reply_integer(r[1].get()));
-                 o.state = fmt::format("{}, back to full in at most {}", algo, seconds_text(ttl));
+                 o.state = fmt::format("{}, back to full in at most {}", algo,
+                                       format_elapsed(Millis(ttl)));
                  o.ttl_ms = ttl;
                  o.fingerprint = algo;
                } else {
@@ -449,7 +451,8 @@ void scan_node(Connection& node, const Keys& keys, const Query& query, const std
     for (auto& p : batch) {
       if (p.dropped) continue;
       if (p.object.expires_in_ms >= 0) {
-        p.object.state += fmt::format(", expires in {}", seconds_text(p.object.expires_in_ms));
+        p.object.state +=
+            fmt::format(", expires in {}", format_elapsed(Millis(p.object.expires_in_ms)));
       }
       ++found;
       each(p.object);

@@ -84,7 +84,7 @@ expect 0 "${R[@]}" queue consume acl-q --max-messages 1 -- cat
 expect 0 "${R[@]}" queue stats acl-q
 expect 0 "${R[@]}" latch init acl-latch --count 1
 expect 0 "${R[@]}" latch down acl-latch
-expect 0 "${R[@]}" latch wait acl-latch --timeout 1s
+expect 0 "${R[@]}" latch wait acl-latch --wait 1s
 expect 0 "${R[@]}" -q complete add acl-idx Zürich Zug
 expect 0 "${R[@]}" complete suggest acl-idx zu
 expect 0 "${R[@]}" complete recent push acl-recent alice
@@ -110,7 +110,7 @@ expect 0 "${R[@]}" history acl-lock --type lock
 assert_contains "$OUT" "released"
 expect 0 "${R[@]}" history acl-run --type lock --follow --timeout 100ms
 expect 0 "${R[@]}" history acl-sem --since 1h
-"${R[@]}" signal wait acl-ch --timeout 10s >"$TEST_TMP/signal.out" &
+"${R[@]}" signal wait acl-ch --wait 10s >"$TEST_TMP/signal.out" &
 waiter=$!
 track $waiter
 wait_until 5 "${R[@]}" signal send acl-ch go || fail "signal send under the ACL rule"

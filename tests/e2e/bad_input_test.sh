@@ -30,20 +30,20 @@ verbs_of() {
     limit) printf '%s\n' "limit check @ --rate 5/s" "limit check @ --rate 5/s --algo token-bucket" \
       "limit check @ --rate 5/s --algo sliding-window" \
       "limit check @ --rate 5/s --algo fixed-window" "limit status @ --rate 5/s" \
-      "limit wait @ --rate 5/s --max-wait 1s" "limit reset @" ;;
+      "limit wait @ --rate 5/s --wait 1s" "limit reset @" ;;
     bloom) printf '%s\n' "bloom add @ x" "bloom test @ x" "bloom info @" \
       "bloom reserve @ --capacity 100 --error-rate 0.01" ;;
     pf) printf '%s\n' "pf add @ x" "pf count @" "pf merge @ @" ;;
     complete) printf '%s\n' "complete add @ x" "complete suggest @ x" "complete remove @ x" ;;
     recent) printf '%s\n' "complete recent push @ x" "complete recent suggest @ x" ;;
     elect) printf '%s\n' "elect campaign @ --id a" "elect status @" "elect resign @ --id a" \
-      "elect observe @ --timeout 1s" "elect run @ --id a -- true" ;;
+      "elect observe @ --wait 1s" "elect run @ --id a -- true" ;;
     queue) printf '%s\n' "queue push @ m" "queue pop @" "queue pop @ --ack-timeout 5s" \
       "queue len @" "queue peek @" "queue stats @" "queue ack @ 1" "queue nack @ 1" \
       "queue dead @" "queue replay @" "queue purge @ --dead" \
       "queue consume @ --max-messages 1 --idle-exit 1s -- cat" ;;
-    signal) printf '%s\n' "signal send @ d" "signal send @ d --one" "signal wait @ --timeout 1s" ;;
-    latch) printf '%s\n' "latch init @ --count 2" "latch down @" "latch wait @ --timeout 1s" \
+    signal) printf '%s\n' "signal send @ d" "signal send @ d --one" "signal wait @ --wait 1s" ;;
+    latch) printf '%s\n' "latch init @ --count 2" "latch down @" "latch wait @ --wait 1s" \
       "latch status @" ;;
   esac
 }
@@ -97,9 +97,9 @@ for args in "lock acquire ''" "lock run '' -- true" "sem take '' --limit 1" \
   "sem run '' --limit 1 -- true" "limit check '' --rate 1/s" "bloom add '' x" "bloom info ''" \
   "pf add '' x" "pf count ''" "pf merge '' x" "complete add '' x" "complete suggest '' x" \
   "complete recent push '' x" "elect campaign '' --id a" "elect campaign e --id ''" \
-  "elect run '' --id a -- true" "elect observe '' --timeout 1s" "queue push '' m" \
-  "queue pop ''" "queue consume '' -- true" "signal send ''" "signal wait '' --timeout 1s" \
-  "latch init '' --count 1" "latch wait '' --timeout 1s" "history ''" "history '' --type lock" \
+  "elect run '' --id a -- true" "elect observe '' --wait 1s" "queue push '' m" \
+  "queue pop ''" "queue consume '' -- true" "signal send ''" "signal wait '' --wait 1s" \
+  "latch init '' --count 1" "latch wait '' --wait 1s" "history ''" "history '' --type lock" \
   "rm '' --type lock"; do
   eval "refused 2 \"\$RCOORD\" $args" </dev/null
   assert_contains "$ERR" "empty" "$args"
@@ -281,6 +281,18 @@ assert_contains "$ERR" "at least 1ms"
 assert_eq "$(cli --scan --pattern 'rcoord:{*:n}*' | wc -l)" 0 "a refused duration wrote something"
 pass "a duration between 0 and 1ms exits 2 (too short), as --expire 0 does"
 
+# --- typos, a missing --, flock's letters: one line, exit 2, nothing run ---------------------
+for args in "lokc x" "lock aquire x" "version now" "completion zsh" "help" "lock frob x" \
+  "lock acquire x --ttll 5s" "lock acquire x -z" "lock run job touch '$TEST_TMP/ran' -v" \
+  "queue consume q touch '$TEST_TMP/ran' --verbose" "sem run s --limit 1 touch '$TEST_TMP/ran' -a" \
+  "lock run -n 1 job -- touch '$TEST_TMP/ran'" "lock run job -s -- touch '$TEST_TMP/ran'" \
+  "lock run job -c 'touch $TEST_TMP/ran' -- touch '$TEST_TMP/ran'" "lock run job" \
+  "signal wait c --wait 1s --timeout 1s" "limit wait k --rate 1/s -w 1s --max-wait 1s"; do
+  eval "refused 2 \"\$RCOORD\" $args" </dev/null
+done
+[ ! -e "$TEST_TMP/ran" ] || fail "a refused command line ran its command"
+pass "typos, a run form's command without --, -n/-s after lock run: exit 2, one line, nothing run"
+
 # --- malformed and hostile URLs -------------------------------------------------------------
 k10=$(printf 'a%.0s' $(seq 10240))
 for url in redis://127.0.0.1:0 redis://127.0.0.1:-1 redis://127.0.0.1:65536 \
@@ -449,8 +461,8 @@ bad_server() {
   TEST_TMP=$TEST_TMP/server-$mode
   mkdir -p "$TEST_TMP"
   for cmd in "ping" "lock acquire x" "lock run x -- true" "sem take x --limit 1" \
-    "queue push q m" "queue consume q -- true" "bloom add b x" "signal wait c --timeout 30s" \
-    "elect observe e --timeout 30s"; do
+    "queue push q m" "queue consume q -- true" "bloom add b x" "signal wait c --wait 30s" \
+    "elect observe e --wait 30s"; do
     start=$(now_ms)
     # shellcheck disable=SC2086
     refused 3 "$RCOORD" --url "$url" --timeout 500ms $cmd

@@ -161,3 +161,101 @@ expect 0 "$RCOORD" ping
 assert_contains "$OUT" "server: $server"
 assert_contains "$OUT" "version: ${server#* }"
 pass "ping names the server and its version ($server)"
+
+# --- coming from flock: -w SECS, -x, -c CMD, -E, as a flock user types them on lock run -----
+expect 0 "$RCOORD" lock run -w 5 flk -- true
+expect 0 "$RCOORD" lock run flk -w 0.5 -x -- true
+expect 7 "$RCOORD" lock run flk -c 'echo ran; exit 7'
+assert_eq "$OUT" "ran"
+# -c runs $SHELL -c CMD, or /bin/sh -c CMD when $SHELL is unset or empty, as flock does
+expect 0 env SHELL=/bin/echo "$RCOORD" lock run flk -c 'through $SHELL'
+assert_eq "$OUT" '-c through $SHELL'
+expect 0 env -u SHELL "$RCOORD" lock run flk -c 'echo "$0"'
+assert_eq "$OUT" /bin/sh
+expect 0 env SHELL= "$RCOORD" lock run flk -c 'echo "$0"'
+assert_eq "$OUT" /bin/sh
+expect 2 "$RCOORD" lock run flk -c 'true' -- true
+assert_lines "$ERR" 1
+expect 2 "$RCOORD" lock run flk -x --shared -- true
+assert_lines "$ERR" 1
+pass "flock's -w SECS, -x and -c 'CMD' on lock run"
+
+# The busy line says who holds it and since when, and whether it renews; -E (any code) says
+# nothing unless --verbose, so a cron job's losing hosts mail nobody.
+expect 0 "$RCOORD" lock acquire flk-held --ttl 10m
+expect 1 "$RCOORD" lock run flk-held -- true
+assert_lines "$ERR" 1
+echo "$ERR" | grep -qE "^rcoord: lock 'flk-held' is busy: held by [^ ]+@[^ ]+ \(pid [0-9]+, lock acquire\) since [0-9]{2}:[0-9]{2}:[0-9]{2}, expires in 9m[0-9]{2}s$" ||
+  fail "the busy line: $ERR"
+expect 0 "$RCOORD" lock run flk-held -E 0 -- true
+assert_eq "$ERR" "" "-E 0 on a busy lock prints nothing"
+expect 1 "$RCOORD" lock run flk-held -E 1 -- true
+assert_eq "$ERR" "" "-E given prints nothing"
+expect 3 "$RCOORD" lock run flk-held -w 0.2 -E 3 -- true
+assert_eq "$ERR" "" "-E after a --wait that ran out prints nothing"
+expect 0 "$RCOORD" lock run flk-held -E 0 --verbose -- true
+assert_contains "$ERR" "rcoord: lock 'flk-held' is busy: held by "
+# (sem run too: the inner one finds the only permit taken, exits 75 quietly, and so does the
+# outer one with its command's code)
+expect 75 "$RCOORD" sem run flk-sem --limit 1 -- "$RCOORD" sem run flk-sem --limit 1 -E 75 -- true
+assert_eq "$ERR" "" "sem run -E prints nothing"
+expect 1 "$RCOORD" lock run flk-held --timeout 10 -- true
+assert_contains "$ERR" "to wait for the lock, give --wait"
+"$RCOORD" lock run flk-runs -- sleep 30 >/dev/null 2>&1 &
+track $!
+run_holds() { "$RCOORD" lock status flk-runs -q; }
+wait_until 10 run_holds || fail "the background lock run did not take its lock"
+expect 1 "$RCOORD" lock acquire flk-runs
+echo "$ERR" | grep -qE "held by [^ ]+@[^ ]+ \(pid [0-9]+, sleep\) since [0-9:]{8}, renewing$" ||
+  fail "a run form's holder renews: $ERR"
+pass "busy: who holds it, since when, renewing or not; -E quiet unless --verbose"
+
+# redis-cli's -n and -s keep their meaning before the group; after lock run, where flock
+# users put -n (nonblock) and -s (shared), they are refused with a hint, never a silent change
+# of database.
+expect 2 "$RCOORD" lock run -n 1 flk-db -- true
+assert_lines "$ERR" 1
+assert_contains "$ERR" "-n after 'lock run' would choose a Redis database"
+expect 2 "$RCOORD" lock run flk-db -n -- true
+expect 2 "$RCOORD" lock run -s flk-db -- true
+assert_contains "$ERR" "--shared"
+assert_eq "$(redis-cli -p "$R_PORT" -n 1 dbsize)" 0 "nothing written to database 1"
+expect 0 env -u RCOORD_URL "$RCOORD" -p "$R_PORT" -n 1 lock run flk-db -- true
+pass "-n and -s after lock run: refused with a hint; before the group: redis-cli's"
+
+# --- typos and a missing -- ----------------------------------------------------------------
+expect 0 "$RCOORD" version
+assert_eq "$OUT" "$("$RCOORD" --version)"
+for args in "lokc|did you mean 'lock'" "lock aquire x|did you mean 'acquire'" \
+  "lock frob|'rcoord lock' has acquire, release" "lock|'rcoord lock' needs a command" \
+  "completion bash|no 'completion' command" \
+  "lock acquire x --ttll 5s|unknown option '--ttll' for 'lock acquire': did you mean '--ttl'?" \
+  "--jsn lock status x|did you mean '--json'" "sem take x --limit 1 --wiat 5|did you mean '--wait'" \
+  "lock run job ls -la|put -- before the command: rcoord lock run job -- ls -la" \
+  "lock run job rsync -a src dst|put -- before the command"; do
+  IFS='|' read -r words want <<<"$args"
+  eval "expect 2 \"\$RCOORD\" $words"
+  assert_lines "$ERR" 1 "$words"
+  assert_contains "$ERR" "$want" "$words"
+done
+pass "did you mean, for commands and options; put -- before the command"
+
+# --- one waiting flag: --wait (-w); the verbs' --timeout and --max-wait warn ----------------
+expect 1 "$RCOORD" signal wait nobody-sends --wait 200ms
+assert_contains "$ERR" "no signal on 'nobody-sends' within 200ms"
+assert_lines "$ERR" 1
+expect 1 "$RCOORD" latch wait no-latch -w 200ms
+expect 0 "$RCOORD" elect observe no-election --wait 200ms
+expect 1 "$RCOORD" signal wait nobody-sends --timeout 200ms
+assert_lines "$ERR" 2
+assert_contains "$ERR" "rcoord: warning: --timeout after 'signal wait' is deprecated: write --wait 200ms"
+expect 0 "$RCOORD" elect observe no-election --timeout 200ms
+assert_contains "$ERR" "--timeout after 'elect observe' is deprecated"
+expect 0 "$RCOORD" limit check flk-rate --rate 1/h
+expect 1 "$RCOORD" limit wait flk-rate --rate 1/h --wait 1s
+assert_contains "$ERR" "cannot allow this within --wait 1s"
+expect 1 "$RCOORD" limit wait flk-rate --rate 1/h --max-wait 1s
+assert_contains "$ERR" "--max-wait after 'limit wait' is deprecated: write --wait 1s"
+expect 2 "$RCOORD" signal wait x --wait 1s --timeout 1s
+assert_lines "$ERR" 1
+pass "--wait on every verb that waits; --timeout and --max-wait still work, with a warning"

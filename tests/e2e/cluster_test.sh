@@ -120,8 +120,8 @@ for algo in gcra token-bucket sliding-window fixed-window; do
   expect 0 "$RCOORD" limit check "$K" --rate 2/h --algo "$algo"
 done
 K=$(name_on limit waits "$M3")
-expect 0 "$RCOORD" limit wait "$K" --rate 20/s --max-wait 5s
-expect 0 "$RCOORD" limit wait "$K" --rate 20/s --max-wait 5s
+expect 0 "$RCOORD" limit wait "$K" --rate 20/s --wait 5s
+expect 0 "$RCOORD" limit wait "$K" --rate 20/s --wait 5s
 pass "limit: check/status/reset with each algorithm, wait"
 
 # --- bloom --------------------------------------------------------------------------------------
@@ -220,7 +220,7 @@ pass "queue: push/pop/--ack-timeout/ack/nack/--wait/consume/len/peek/stats/dead/
 
 # --- elect --------------------------------------------------------------------------------------
 E=$(name_on elect svc "$M3")
-"$RCOORD" elect observe "$E" --timeout 5m >"$TEST_TMP/obs.txt" &
+"$RCOORD" elect observe "$E" --wait 5m >"$TEST_TMP/obs.txt" &
 obs=$!
 track $obs
 subscribed() { [ "$(redis-cli -p "$M3" pubsub numsub "rcoord:{elect:$E}:changes" | tail -1)" = 1 ]; }
@@ -263,7 +263,7 @@ pass "history: each object's log on its master; --follow there"
 # --- signal -------------------------------------------------------------------------------------
 C2=$(name_on signal deploys "$M2")
 C3=$(name_on signal deploys "$M3")
-"$RCOORD" signal wait "$C2" "$C3" --timeout 20s >"$TEST_TMP/sig.out" &
+"$RCOORD" signal wait "$C2" "$C3" --wait 20s >"$TEST_TMP/sig.out" &
 w=$!
 track $w
 registered() { [ "$(redis-cli -p "$M3" zcard "rcoord:{signal:$C3}")" = 1 ]; }
@@ -275,7 +275,7 @@ for c in "$C2" "$C3"; do
   p=$(owner signal "$c")
   assert_eq "$(redis-cli -p "$p" zcard "rcoord:{signal:$c}")" 0 "the waiter left the registry of $c"
 done
-"$RCOORD" signal wait "$C2" "$C3" --all --timeout 20s >"$TEST_TMP/all.out" &
+"$RCOORD" signal wait "$C2" "$C3" --all --wait 20s >"$TEST_TMP/all.out" &
 w=$!
 track $w
 wait_until 5 registered || fail "the --all waiter did not register"
@@ -288,7 +288,7 @@ pass "signal: send (--one), wait on channels of two masters (any, --all)"
 # --- latch --------------------------------------------------------------------------------------
 T=$(name_on latch ci "$M2")
 expect 0 "$RCOORD" latch init "$T" --count 2
-"$RCOORD" latch wait "$T" --timeout 20s >/dev/null &
+"$RCOORD" latch wait "$T" --wait 20s >/dev/null &
 w=$!
 track $w
 expect 0 "$RCOORD" latch down "$T"
@@ -365,8 +365,8 @@ for algo in gcra token-bucket sliding-window fixed-window; do
   expect 1 "$RCOORD" limit status "$K" --rate 3/h --rate 2/m --algo "$algo"
   expect 0 "$RCOORD" limit reset "$K"
   expect 1 "$RCOORD" limit reset "$K"
-  expect 0 "$RCOORD" limit wait "$K" --rate 1/200ms --rate 3/h --algo "$algo" --max-wait 5s
-  expect 0 "$RCOORD" limit wait "$K" --rate 1/200ms --rate 3/h --algo "$algo" --max-wait 5s
+  expect 0 "$RCOORD" limit wait "$K" --rate 1/200ms --rate 3/h --algo "$algo" --wait 5s
+  expect 0 "$RCOORD" limit wait "$K" --rate 1/200ms --rate 3/h --algo "$algo" --wait 5s
 done
 pass "limit: several rates in one check on each master, with each algorithm"
 

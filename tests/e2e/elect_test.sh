@@ -60,7 +60,7 @@ expect 2 "$RCOORD" elect campaign svc
 expect 2 "$RCOORD" elect campaign svc --id ''
 expect 2 "$RCOORD" elect campaign svc --id a --ttl bogus
 expect 2 "$RCOORD" elect run svc --id a
-expect 2 "$RCOORD" elect observe svc --timeout 5x
+expect 2 "$RCOORD" elect observe svc --wait 5x
 redis-cli -p "$R_PORT" set 'rcoord:{elect:str}' x >/dev/null
 expect 4 "$RCOORD" elect campaign str --id a
 assert_contains "$ERR" "not an rcoord election"
@@ -85,10 +85,10 @@ pass "--wait: woken by the resignation (${took}ms); gives up after DUR"
 # observe: the state now, then one line per change as it happens (text and JSON)
 # has_lines FILE N: FILE has at least N lines
 has_lines() { [ "$(grep -c '' "$1")" -ge "$2" ]; }
-"$RCOORD" elect observe obs --timeout 5m >"$TEST_TMP/obs.txt" &
+"$RCOORD" elect observe obs --wait 5m >"$TEST_TMP/obs.txt" &
 obs_text=$!
 track $obs_text
-"$RCOORD" --json elect observe obs --timeout 5m >"$TEST_TMP/obs.json" &
+"$RCOORD" --json elect observe obs --wait 5m >"$TEST_TMP/obs.json" &
 obs_json=$!
 track $obs_json
 wait_until 10 subscribed 'rcoord:{elect:obs}:changes' 2 ||
@@ -124,7 +124,7 @@ pass "observe: one line per change, in order, the expiry included (text and JSON
 
 # the expiry line comes when the lease ends, not at some later poll: an observer that waits
 # already sees a leader of 800 ms come and go (lines: vacant, a, vacant)
-"$RCOORD" elect observe exp --timeout 5m > >(while read -r line; do
+"$RCOORD" elect observe exp --wait 5m > >(while read -r line; do
   echo "$(now_ms) $line"
 done >"$TEST_TMP/exp.txt") &
 observer=$!
@@ -143,12 +143,12 @@ late=$((seen - ended))
 [ "$late" -lt "$(scaled 300)" ] || fail "the expiry was reported ${late}ms after the lease ended"
 pass "observe reports an expired lease ${late}ms after it ended"
 
-# --timeout after the verb is the observation time; the global one goes before the group
+# --wait is the observation time; the global I/O --timeout goes before the group
 start=$(now_ms)
-expect 0 "$RCOORD" --timeout 300ms elect observe quiet --timeout 1500ms
+expect 0 "$RCOORD" --timeout 300ms elect observe quiet --wait 1500ms
 took=$(($(now_ms) - start))
-[ "$took" -ge 1400 ] && [ "$took" -lt "$(scaled 3000)" ] || fail "observe --timeout 1500ms took ${took}ms"
-pass "observe --timeout (${took}ms) next to the global --timeout"
+[ "$took" -ge 1400 ] && [ "$took" -lt "$(scaled 3000)" ] || fail "observe --wait 1500ms took ${took}ms"
+pass "observe --wait (${took}ms) next to the global --timeout"
 
 # Ctrl-C ends observe quietly with 128+N
 "$RCOORD" elect observe quiet >/dev/null 2>"$TEST_TMP/obs.err" &

@@ -106,9 +106,9 @@ queue push p m
 queue pop p --wait 5s
 queue consume p --idle-exit 5s -- true
 signal send p
-signal wait p --timeout 5s
+signal wait p --wait 5s
 latch down p
-latch wait p --timeout 5s
+latch wait p --wait 5s
 complete suggest p x
 ls
 CMDS

@@ -12,9 +12,9 @@ expect 0 "$RCOORD" elect campaign busy --id holder --ttl 1h
 expect 0 "$RCOORD" latch init gate --count 1
 
 WAITS=(
-  "signal wait ch --timeout 1m"
-  "latch wait gate --timeout 1m"
-  "elect observe busy --timeout 6s"
+  "signal wait ch --wait 1m"
+  "latch wait gate --wait 1m"
+  "elect observe busy --wait 6s"
   "lock acquire busy --wait forever"
   "sem take busy --limit 1 --wait forever"
   "elect campaign busy --id other --wait forever"

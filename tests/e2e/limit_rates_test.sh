@@ -77,21 +77,21 @@ pass "one state per rate under {limit:NAME} (sorted by period); reset deletes th
 # (timed from before the check, so however late the wait starts, 1/500ms needs 500ms)
 start=$(now_ms)
 expect 0 "$RCOORD" limit check w --rate 1/500ms --rate 100/10h
-expect 0 "$RCOORD" --json limit wait w --rate 1/500ms --rate 100/10h --max-wait 5s
+expect 0 "$RCOORD" --json limit wait w --rate 1/500ms --rate 100/10h --wait 5s
 took=$(($(now_ms) - start))
 [ "$took" -ge 490 ] || fail "limit wait returned ${took}ms after the check: 1/500ms was not waited for"
 assert_eq "$(json_field "$OUT" allowed)" true
 assert_eq "$(rate_field "$OUT" 100/10h remaining)" 98
-# the next chance is an hour away: --max-wait 1s gives up at once, consuming nothing
+# the next chance is an hour away: --wait 1s gives up at once, consuming nothing
 expect 0 "$RCOORD" limit check w2 --rate 1/h --rate 100/10h
 start=$(now_ms)
-expect 1 "$RCOORD" limit wait w2 --rate 1/h --rate 100/10h --max-wait 1s
+expect 1 "$RCOORD" limit wait w2 --rate 1/h --rate 100/10h --wait 1s
 gave_up=$(($(now_ms) - start))
 [ "$gave_up" -lt "$(scaled 900)" ] || fail "limit wait took ${gave_up}ms to give up"
 assert_contains "$ERR" "nothing was consumed"
 expect 1 "$RCOORD" --json limit status w2 --rate 1/h --rate 100/10h
 assert_eq "$(rate_field "$OUT" 100/10h remaining)" 99
-pass "limit wait with two rates: waits for both (${took}ms); past --max-wait consumes nothing"
+pass "limit wait with two rates: waits for both (${took}ms); past --wait consumes nothing"
 
 # SIGTERM (as Ctrl-C) while sleeping until the next check: exit 143, nothing counted. (SIGTERM:
 # a background job of a script starts with SIGINT ignored.) The waiter has made
@@ -102,7 +102,7 @@ scripts_run() {
 }
 expect 0 "$RCOORD" limit check intr --rate 1/10s --rate 100/10h
 before=$(scripts_run)
-"$RCOORD" limit wait intr --rate 1/10s --rate 100/10h --max-wait 1m 2>"$TEST_TMP/intr.err" &
+"$RCOORD" limit wait intr --rate 1/10s --rate 100/10h --wait 1m 2>"$TEST_TMP/intr.err" &
 waiter=$!
 track $waiter
 checked() { [ "$(scripts_run)" -gt "$before" ]; }

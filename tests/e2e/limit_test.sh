@@ -54,7 +54,7 @@ pass "limit status looks without consuming"
 expect 1 "$RCOORD" limit check big --rate 5/s --cost 6
 assert_contains "$OUT" "retry_after_ms: -1"
 assert_contains "$ERR" "never allows cost 6: it exceeds the burst 5"
-expect 1 "$RCOORD" limit wait big --rate 5/s --cost 6 --max-wait forever
+expect 1 "$RCOORD" limit wait big --rate 5/s --cost 6 --wait forever
 expect 0 "$RCOORD" limit status big --rate 5/s
 assert_contains "$OUT" "remaining: 5"
 expect 0 "$RCOORD" limit check big --rate 5/s --burst 6 --cost 6
@@ -96,7 +96,7 @@ check_usage check k --rate 5/s --cost abc
 check_usage check k --rate 5/s --algo leaky
 assert_contains "$ERR" "gcra, token-bucket, sliding-window or fixed-window"
 check_usage check k --rate 5/s --algo sliding-window --burst 2000000
-check_usage wait k --rate 5/s --max-wait soon
+check_usage wait k --rate 5/s --wait soon
 check_usage check "" --rate 5/s
 check_usage reset
 pass "bad rates, bursts, costs and algorithms are usage errors (exit 2)"

@@ -1,5 +1,5 @@
 # `limit wait` with real processes: waiters reserve distinct slots in arrival order and are
-# not starved by a stream of checks; a slot beyond --max-wait consumes nothing; Ctrl-C exits
+# not starved by a stream of checks; a slot beyond --wait consumes nothing; Ctrl-C exits
 # 130 and gives the reservation back.
 source "$(dirname "$0")/lib.sh"
 set -m # background jobs must not start with SIGINT ignored
@@ -15,7 +15,7 @@ for algo in gcra token-bucket sliding-window fixed-window; do
   pids=()
   for w in 1 2 3 4 5 6; do
     (
-      "$RCOORD" -q limit wait "$key" --rate 2/s --burst 1 --algo "$algo" --max-wait 10s ||
+      "$RCOORD" -q limit wait "$key" --rate 2/s --burst 1 --algo "$algo" --wait 10s ||
         echo "waiter exited $?" >>"$TEST_TMP/errors"
       now_ms >"$TEST_TMP/done.$w"
     ) &
@@ -65,7 +65,7 @@ PY
     fail "$algo: the checkers did not start"
   all=""
   for i in 1 2 3 4; do
-    expect 0 "$RCOORD" --json limit wait "$key" --rate 10/s --burst 1 --algo "$algo" --max-wait 1s
+    expect 0 "$RCOORD" --json limit wait "$key" --rate 10/s --burst 1 --algo "$algo" --wait 1s
     waited=$(json_field "$OUT" waited_ms)
     [ "$waited" -le "$(scaled 400)" ] || fail "$algo: a waiter waited ${waited}ms beside the checkers"
     all="$all $waited"
@@ -74,26 +74,26 @@ PY
   wait $h1 $h2
   pass "$algo: waiters beside two hammering checkers got their slots in$all ms"
 
-  # Beyond --max-wait: exit 1 at once, nothing consumed.
+  # Beyond --wait: exit 1 at once, nothing consumed.
   key="far-$algo"
   expect 0 "$RCOORD" limit check "$key" --rate 1/h --algo "$algo"
   expect 1 "$RCOORD" limit status "$key" --rate 1/h --algo "$algo"
   before=$(echo "$OUT" | sed -n 's/^retry_after_ms: //p')
   t0=$(now_ms)
-  expect 1 "$RCOORD" limit wait "$key" --rate 1/h --algo "$algo" --max-wait 1m
+  expect 1 "$RCOORD" limit wait "$key" --rate 1/h --algo "$algo" --wait 1m
   [ $(($(now_ms) - t0)) -lt "$(scaled 3000)" ] || fail "$algo: gave up only after sleeping"
   assert_contains "$ERR" "nothing was consumed"
   expect 1 "$RCOORD" limit status "$key" --rate 1/h --algo "$algo"
   after=$(echo "$OUT" | sed -n 's/^retry_after_ms: //p')
   [ "$after" -le "$before" ] || fail "$algo: retry_after_ms grew from $before to $after"
-  pass "$algo: a slot beyond --max-wait is refused at once and consumes nothing"
+  pass "$algo: a slot beyond --wait is refused at once and consumes nothing"
 
   # Ctrl-C while waiting: exit 130, and the reserved slot is given back.
   key="intr-$algo"
   expect 0 "$RCOORD" limit check "$key" --rate 1/10s --algo "$algo"
   expect 1 "$RCOORD" --json limit status "$key" --rate 1/10s --algo "$algo"
   free_at=$(json_field "$OUT" retry_after_ms)
-  "$RCOORD" limit wait "$key" --rate 1/10s --algo "$algo" --max-wait 1m 2>"$TEST_TMP/intr.err" &
+  "$RCOORD" limit wait "$key" --rate 1/10s --algo "$algo" --wait 1m 2>"$TEST_TMP/intr.err" &
   waiter=$!
   track $waiter
   wait_until 5 sh -c "\"$RCOORD\" --json limit status '$key' --rate 1/10s --algo '$algo' |

@@ -39,7 +39,8 @@ done
 for round in 1 2; do
   expect 0 "$RCOORD" ls 'left-*' --type limit
   for algo in gcra token-bucket sliding-window fixed-window; do
-    assert_contains "$OUT" "left-$algo  $algo, 7 of 10 left, full again in"
+    echo "$OUT" | grep -qE "^limit     left-$algo +$algo, 7 of 10 left, full again in" ||
+      fail "left-$algo: $OUT"
   done
 done
 expect 0 "$RCOORD" limit status left-gcra --rate 10/h --json
@@ -77,7 +78,7 @@ pass "the glob matches the whole name (ls fence does not list a:fence)"
 "$RCOORD" sem take $'s\nholders: fake' --limit 2 >/dev/null
 expect 0 "$RCOORD" ls 'forged*'
 assert_lines "$OUT" 1 "one object, one line"
-assert_contains "$OUT" 'forged\nlock      evil  held by x  held by'
+assert_contains "$OUT" "'forged\\nlock      evil  held by x'  held by"
 expect 0 "$RCOORD" ls $'s\n*' --type sem
 assert_lines "$OUT" 1
 expect 0 "$RCOORD" lock status $'forged\nlock      evil  held by x'
@@ -91,6 +92,18 @@ assert_contains "$OUT" 'back\\slash'
 expect 0 "$RCOORD" ls 'forged*' --json
 assert_eq "$(json_field "$OUT" name)" $'forged\nlock      evil  held by x' "JSON keeps the name exact"
 pass "names are printed escaped in ls and status lines; JSON keeps them exact"
+
+# Text: NAME padded to the widest name, so the states line up; a name with a space is quoted,
+# so where it ends is never in doubt; one kind of unit in a line (no "1799.0s" beside "3m28s").
+"$RCOORD" lock acquire 'pad a' --ttl 30m >/dev/null
+"$RCOORD" lock acquire pad-longer-name --ttl 30m >/dev/null
+expect 0 "$RCOORD" ls 'pad*' --type lock
+assert_lines "$OUT" 2
+echo "$OUT" | grep -qE "^lock      'pad a'          held by [^ ]+ \(pid [0-9]+, lock acquire\) for [0-9.]+s, expires in (29m[0-9]{2}s|30m00s), fence 1$" ||
+  fail "a quoted name, padded, one unit of time: $OUT"
+echo "$OUT" | grep -qE "^lock      pad-longer-name  held by " || fail "padded: $OUT"
+echo "$OUT" | grep -qE "[0-9]{3,}\.[0-9]s" && fail "seconds where minutes are due: $OUT"
+pass "ls text: names padded to one column, quoted when they hold a space; one unit of time"
 
 # 2500 locks: several SCAN pages; each is listed exactly once
 printf 'HSET rcoord:{lock:bulk-%d} token t%d fence 1\n' $(seq 1 2500 | awk '{print $1, $1}') |

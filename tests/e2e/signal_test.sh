@@ -1,5 +1,5 @@
-# signal and latch: exit codes, output shapes, the verb's own --timeout next to the global
-# one, and the proofs with real processes: --one wakes exactly one of five waiters, a
+# signal and latch: exit codes, output shapes, the verb's --wait next to the global
+# --timeout, and the proofs with real processes: --one wakes exactly one of five waiters, a
 # broadcast all five, a dead waiter does not swallow --one, and a latch counted down by ten
 # processes releases three waiters together, right after the last count-down.
 source "$(dirname "$0")/lib.sh"
@@ -41,52 +41,52 @@ assert_eq "$(json_field "$OUT" channel)" nobody
 pass "send with nobody waiting: 0 receivers, exit 1"
 
 # wait: the first message's data, exit 0; JSON
-start_waiters "$TEST_TMP/basic" 1 ch --timeout 10s
+start_waiters "$TEST_TMP/basic" 1 ch --wait 10s
 wait_until 10 registered ch 1 || fail "the waiter did not register"
 expect 0 "$RCOORD" signal send ch 'hello world'
 assert_eq "$OUT" 1
 wait_until 10 finished_is "$TEST_TMP/basic" 1 || fail "the waiter did not return"
 assert_eq "$(cut -d' ' -f1 "$TEST_TMP/basic/1.rc")" 0
 assert_eq "$(cat "$TEST_TMP/basic/1.out")" 'hello world'
-start_waiters "$TEST_TMP/json" 1 ch --timeout 10s --json
+start_waiters "$TEST_TMP/json" 1 ch --wait 10s --json
 wait_until 10 registered ch 1
 expect 0 "$RCOORD" signal send ch data
 wait_until 10 finished_is "$TEST_TMP/json" 1
 assert_eq "$(cat "$TEST_TMP/json/1.out")" '{"received":true,"channel":"ch","data":"data"}'
 pass "wait prints the message's data (text and JSON)"
 
-# wait --timeout after the verb; the global I/O --timeout before the group
+# --wait after the verb, the global I/O --timeout before the group
 start=$(now_ms)
-expect 1 "$RCOORD" --timeout 300ms signal wait quiet --timeout 1500ms
+expect 1 "$RCOORD" --timeout 300ms signal wait quiet --wait 1500ms
 took=$(($(now_ms) - start))
-[ "$took" -ge 1400 ] && [ "$took" -lt "$(scaled 3000)" ] || fail "wait --timeout 1500ms took ${took}ms"
+[ "$took" -ge 1400 ] && [ "$took" -lt "$(scaled 3000)" ] || fail "wait --wait 1500ms took ${took}ms"
 assert_contains "$ERR" "no signal on 'quiet' within 1500ms"
-expect 1 "$RCOORD" --json signal wait q1 q2 --timeout 200ms
+expect 1 "$RCOORD" --json signal wait q1 q2 --wait 200ms
 assert_eq "$OUT" "$(printf '{"received":false,"channel":"q1"}\n{"received":false,"channel":"q2"}')"
 start_redis P
 kill -STOP "$P_PID"
 start=$(now_ms)
-expect 3 "$RCOORD" --url "$P_URL" --timeout 300ms signal wait ch --timeout 10s
+expect 3 "$RCOORD" --url "$P_URL" --timeout 300ms signal wait ch --wait 10s
 took=$(($(now_ms) - start))
 [ "$took" -lt "$(scaled 2000)" ] || fail "a paused server took ${took}ms to detect with --timeout 300ms"
-expect 3 "$RCOORD" --url "$P_URL" --timeout 300ms latch wait x --timeout 10s
+expect 3 "$RCOORD" --url "$P_URL" --timeout 300ms latch wait x --wait 10s
 kill -CONT "$P_PID"
-pass "the verb's --timeout is the wait (${took}ms for a paused server under the global one)"
+pass "the verb's --wait is the wait (${took}ms for a paused server under the global one)"
 
 # usage errors and foreign keys
 expect 2 "$RCOORD" signal wait
 expect 2 "$RCOORD" signal send
-expect 2 "$RCOORD" signal wait ch --timeout soon
-expect 2 "$RCOORD" signal wait '' --timeout 1s
+expect 2 "$RCOORD" signal wait ch --wait soon
+expect 2 "$RCOORD" signal wait '' --wait 1s
 redis-cli -p "$R_PORT" set 'rcoord:{signal:str}' x >/dev/null
-expect 4 "$RCOORD" signal wait str --timeout 1s
+expect 4 "$RCOORD" signal wait str --wait 1s
 assert_contains "$ERR" "not an rcoord signal"
 expect 4 "$RCOORD" signal send str x --one
 assert_eq "$(redis-cli -p "$R_PORT" get 'rcoord:{signal:str}')" x
 pass "usage errors exit 2, a foreign key exits 4 and is left alone"
 
 # --all: one message on every channel, one line each in the order given
-start_waiters "$TEST_TMP/all" 1 a b --all --timeout 10s
+start_waiters "$TEST_TMP/all" 1 a b --all --wait 10s
 wait_until 10 registered b 1
 expect 0 "$RCOORD" signal send b B
 # A waiter returns within milliseconds of its message (the broadcast below is timed): an
@@ -97,7 +97,7 @@ expect 0 "$RCOORD" signal send a A
 wait_until 10 finished_is "$TEST_TMP/all" 1
 assert_eq "$(cat "$TEST_TMP/all/1.out")" "$(printf 'A\nB')"
 # without --all: the first message on any of them
-start_waiters "$TEST_TMP/any" 1 a b --timeout 10s
+start_waiters "$TEST_TMP/any" 1 a b --wait 10s
 wait_until 10 registered b 1
 expect 0 "$RCOORD" signal send b first
 wait_until 10 finished_is "$TEST_TMP/any" 1
@@ -105,7 +105,7 @@ assert_eq "$(cat "$TEST_TMP/any/1.out")" first
 pass "wait on several channels: the first message, or --all one on each"
 
 # ---- Proof: --one wakes exactly one of five waiters ----
-start_waiters "$TEST_TMP/one" 5 go --timeout 30s
+start_waiters "$TEST_TMP/one" 5 go --wait 30s
 wait_until 5 registered go 5 || fail "the five waiters did not register"
 for round in 1 2 3 4 5; do
   expect 0 "$RCOORD" signal send go "message $round" --one
@@ -121,7 +121,7 @@ expect 1 "$RCOORD" signal send go late --one
 pass "--one with five waiters wakes exactly one, five times: each message to one waiter"
 
 # counts are exact: after --one took one of three, a broadcast reaches the other two
-start_waiters "$TEST_TMP/count" 3 cnt --timeout 30s
+start_waiters "$TEST_TMP/count" 3 cnt --wait 30s
 wait_until 5 registered cnt 3 || fail "the three waiters did not register"
 expect 0 "$RCOORD" signal send cnt first --one
 expect 0 "$RCOORD" signal send cnt rest
@@ -131,7 +131,7 @@ assert_eq "$(cat "$TEST_TMP"/count/*.out | sort | tr '\n' ,)" "first,rest,rest,"
 pass "receiver counts are exact: --one then a broadcast reach 1 + 2 of 3 waiters"
 
 # ---- Proof: a broadcast wakes all five ----
-start_waiters "$TEST_TMP/bcast" 5 all --timeout 30s
+start_waiters "$TEST_TMP/bcast" 5 all --wait 30s
 wait_until 5 registered all 5 || fail "the five waiters did not register"
 start=$(now_ms)
 expect 0 "$RCOORD" signal send all everyone
@@ -147,11 +147,11 @@ pass "a broadcast wakes all five waiters ($(($(now_ms) - start))ms)"
 mkdir -p "$TEST_TMP/dead"
 pids=()
 for i in 1 2 3 4; do
-  "$RCOORD" signal wait dead --timeout 60s >/dev/null 2>&1 &
+  "$RCOORD" signal wait dead --wait 60s >/dev/null 2>&1 &
   pids+=($!)
   track $!
 done
-start_waiters "$TEST_TMP/live" 1 dead --timeout 30s
+start_waiters "$TEST_TMP/live" 1 dead --wait 30s
 wait_until 5 registered dead 5 || fail "the waiters did not register"
 {
   kill -9 "${pids[@]}"
@@ -197,9 +197,9 @@ expect 4 "$RCOORD" latch down str
 assert_contains "$ERR" "not an rcoord latch"
 expect 0 "$RCOORD" latch init busy --count 1
 start=$(now_ms)
-expect 1 "$RCOORD" --timeout 300ms latch wait busy --timeout 1s
+expect 1 "$RCOORD" --timeout 300ms latch wait busy --wait 1s
 took=$(($(now_ms) - start))
-[ "$took" -ge 950 ] && [ "$took" -lt "$(scaled 2500)" ] || fail "latch wait --timeout 1s took ${took}ms"
+[ "$took" -ge 950 ] && [ "$took" -lt "$(scaled 2500)" ] || fail "latch wait --wait 1s took ${took}ms"
 assert_contains "$ERR" "latch 'busy' is still at 1 within 1s"
 pass "latch init, down, status, wait: exit codes, text and JSON"
 
@@ -209,7 +209,7 @@ mkdir -p "$TEST_TMP/lw"
 for i in 1 2 3; do
   (
     set +e
-    "$RCOORD" latch wait ci --timeout 60s
+    "$RCOORD" latch wait ci --wait 60s
     echo "$? $(now_ms)" >"$TEST_TMP/lw/$i.rc.tmp"
     mv "$TEST_TMP/lw/$i.rc.tmp" "$TEST_TMP/lw/$i.rc"
   ) &
@@ -247,7 +247,7 @@ for code, ended in waiters:
 print("waiters returned", sorted(int(w[1]) - last_end for w in waiters), "ms after the last count-down ended")
 PY
 start=$(now_ms)
-expect 0 "$RCOORD" latch wait ci --timeout 10s
+expect 0 "$RCOORD" latch wait ci --wait 10s
 took=$(($(now_ms) - start))
 [ "$took" -lt "$(scaled 500)" ] || fail "a waiter on an open latch took ${took}ms"
 pass "latch of 10: three waiters return within 100 ms of the last count-down, none before; a late waiter at once (${took}ms)"

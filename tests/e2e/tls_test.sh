@@ -96,7 +96,7 @@ count=$OUT
 [ "$count" -gt 19000 ] && [ "$count" -lt 21000 ] || fail "pf count over TLS: $count"
 pass "bulk streams over TLS (20000 items)"
 
-"$RCOORD" "${T[@]}" signal wait tls-ch --timeout 10s >"$TEST_TMP/signal.out" &
+"$RCOORD" "${T[@]}" signal wait tls-ch --wait 10s >"$TEST_TMP/signal.out" &
 waiter=$!
 track $waiter
 wait_until 5 "$RCOORD" "${T[@]}" signal send tls-ch hello-over-tls || fail "no receiver over TLS"

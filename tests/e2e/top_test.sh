@@ -123,6 +123,23 @@ terminal_restored
 assert_eq "$(cat "$T/exit")" 0 "exit code after Ctrl-C"
 pass "Ctrl-C ends top and restores the terminal"
 
+# 80x24, the classic terminal: a busy semaphore's state does not fit, and its row says so
+# with a "…" in its last column (clearing the rest of a full line once erased that column).
+"$RCOORD" sem take encoders --limit 2 --ttl 5m >/dev/null
+"$RCOORD" sem take encoders --limit 2 --ttl 5m >/dev/null
+"$RCOORD" sem take encoders --limit 2 --wait 2m >/dev/null 2>&1 &
+track $!
+sem_waits() { "$RCOORD" ls encoders --type sem | grep -q "1 waiting"; }
+wait_until 30 sem_waits || fail "the third taker never waited"
+tmuxc resize-window -t top -x 80 -y 24
+start_top --interval 1s
+wait_screen "encoders"
+row=$(screen | grep -F "encoders")
+[[ $row == "sem "*"2 holders  1 "*"…" ]] || fail "the busy semaphore's row at 80 columns: '$row'"
+tmuxc send-keys -t top q
+terminal_restored
+pass "at 80x24 a busy semaphore's row that does not fit ends in a visible …"
+
 # A lost server: exit 3 with the error, the terminal restored.
 start_redis S
 tmuxc send-keys -t top "clear; export RCOORD_URL=$S_URL" Enter

@@ -49,8 +49,8 @@ verbs_of() {
     limit) printf '%s\n' "limit check @ --rate 5/s" "limit check @ --rate 5/s --algo token-bucket" \
       "limit check @ --rate 5/s --algo sliding-window" "limit check @ --rate 5/s --algo fixed-window" \
       "limit status @ --rate 5/s" "limit status @ --rate 5/s --algo sliding-window" \
-      "limit wait @ --rate 5/s --max-wait 200ms" \
-      "limit wait @ --rate 5/s --algo sliding-window --max-wait 200ms" "limit reset @" ;;
+      "limit wait @ --rate 5/s --wait 200ms" \
+      "limit wait @ --rate 5/s --algo sliding-window --wait 200ms" "limit reset @" ;;
     bloom | bloom-reserved) printf '%s\n' "bloom add @ x" "bloom test @ x" "bloom info @" \
       "bloom reserve @ --capacity 100 --error-rate 0.01" ;;
     pf) printf '%s\n' "pf add @ x" "pf count @" "pf merge @ @" ;;
@@ -58,14 +58,14 @@ verbs_of() {
       "complete remove @ x" ;;
     recent) printf '%s\n' "complete recent push @ x" "complete recent suggest @ x" ;;
     elect) printf '%s\n' "elect campaign @ --id a" "elect status @" "elect resign @ --id a" \
-      "elect observe @ --timeout 200ms" "elect run @ --id a -- true" ;;
+      "elect observe @ --wait 200ms" "elect run @ --id a -- true" ;;
     queue) printf '%s\n' "queue push @ m" "queue push @ m --delay 1m" "queue pop @" \
       "queue pop @ --wait 200ms" "queue pop @ --ack-timeout 5s" "queue len @" "queue peek @" \
       "queue stats @" "queue ack @ 1" "queue nack @ 1" "queue dead @" "queue replay @" \
       "queue purge @" "queue purge @ --dead" \
       "queue consume @ --max-messages 1 --idle-exit 200ms -- cat" ;;
-    signal) printf '%s\n' "signal send @ d" "signal send @ d --one" "signal wait @ --timeout 200ms" ;;
-    latch) printf '%s\n' "latch init @ --count 2" "latch down @" "latch wait @ --timeout 200ms" \
+    signal) printf '%s\n' "signal send @ d" "signal send @ d --one" "signal wait @ --wait 200ms" ;;
+    latch) printf '%s\n' "latch init @ --count 2" "latch down @" "latch wait @ --wait 200ms" \
       "latch status @" ;;
   esac
 }
@@ -86,13 +86,13 @@ limit :log limit check @ --rate 5/s
 limit :log limit check @ --rate 5/s --algo token-bucket
 limit :log limit check @ --rate 5/s --algo fixed-window
 limit :log limit status @ --rate 5/s
-limit :log limit wait @ --rate 5/s --max-wait 200ms
+limit :log limit wait @ --rate 5/s --wait 200ms
 bloom :0 bloom test @ x
 bloom :0 bloom info @
 bloom-reserved :0 bloom reserve @ --capacity 100 --error-rate 0.01
 elect :term elect resign @ --id a
 elect :wake elect status @
-elect :wake elect observe @ --timeout 200ms
+elect :wake elect observe @ --wait 200ms
 EXEMPT
 }
 

@@ -212,3 +212,24 @@ TEST_CASE("Redlock: two URLs that reach one address are one server") {
   CHECK(same->second == 2);
   CHECK(same->address == "unix:/nonexistent/redis.sock");
 }
+
+TEST_CASE("ls text: NAME padded to a column, a name with a space or a quote quoted") {
+  using rcoord::cmd::listed_line;
+  using rcoord::cmd::listed_name;
+  CHECK(listed_name("deploy") == "deploy");
+  CHECK(listed_name("nightly backup") == "'nightly backup'");
+  CHECK(listed_name("it's") == "'it'\\''s'");
+  CHECK(listed_name("a\nb") == "a\\nb");  // escaped, one line; no space: no quotes
+  rcoord::inventory::Object lock;
+  lock.type = "lock";
+  lock.name = "my job";
+  lock.state = "held by a@b (pid 1, x) for 3m28s";
+  rcoord::inventory::Object sem;
+  sem.type = "sem";
+  sem.name = "encoders";
+  sem.state = "2 of 2 permit(s) in use";
+  // Each name padded to the widest of the listing (10 columns here), then two spaces.
+  CHECK(listed_line(lock, 10) == "lock      'my job'    held by a@b (pid 1, x) for 3m28s");
+  CHECK(listed_line(sem, 10) == "sem       encoders    2 of 2 permit(s) in use");
+  CHECK(listed_line(sem, 3) == "sem       encoders  2 of 2 permit(s) in use");  // never cut
+}
