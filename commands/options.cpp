@@ -118,7 +118,13 @@ CLI::Option* add_old_wait(CLI::App* verb, const std::string& old_flag, CLI::Opti
   return verb
       ->add_option_function<std::string>(
           old_flag,
-          [&target, &ctx, old_flag, new_flag, verb_path](const std::string& text) {
+          [&target, &ctx, wait, old_flag, new_flag, verb_path](const std::string& text) {
+            // Option callbacks run once the whole command line is parsed: --wait, given
+            // before or after, is counted by now.
+            if (wait->count() > 0) {
+              throw Error(kUsage, fmt::format("{} and {} given together", old_flag, new_flag),
+                          fmt::format("give {} only", new_flag));
+            }
             target = *parse_wait(text);
             std::string line =
                 fmt::format("rcoord: warning: {} after '{}' is deprecated: write {} {}", old_flag,
@@ -129,8 +135,7 @@ CLI::Option* add_old_wait(CLI::App* verb, const std::string& old_flag, CLI::Opti
           "")
       ->group("")
       ->type_name("DURATION|forever")
-      ->check(kWaitCheck)
-      ->excludes(wait);
+      ->check(kWaitCheck);
 }
 
 }  // namespace

@@ -52,9 +52,9 @@ CLI::Option* add_wait(CLI::App* verb, const std::string& flags, std::optional<Mi
                       const std::string& help);
 
 /// Adds `old_flag` (e.g. "--timeout") to `verb` as a deprecated spelling of `wait`, a wait
-/// option added with add_wait: it sets the same `target`, is left out of the help, and cannot
-/// be given with `wait`. Once the command line has parsed, `ctx` prints one warning naming
-/// the new spelling (Context::deprecated).
+/// option added with add_wait: it sets the same `target`, is left out of the help, and
+/// given with `wait` is a usage error. Once the command line has parsed, `ctx` prints one
+/// warning naming the new spelling (Context::deprecated).
 CLI::Option* add_deprecated_wait(CLI::App* verb, const std::string& old_flag, CLI::Option* wait,
                                  Millis& target, Context& ctx);
 /// As above, for a wait whose `target` stays nullopt when it is not given.
