@@ -63,7 +63,8 @@ std::string help_hint(const CLI::App& app) {
 // `rcoord version`, the word people type (git, docker, kubectl and go all have it): the same
 // line as --version. It reads no config file and needs no server.
 void add_version(CLI::App& app, rcoord::cmd::Context&) {
-  app.add_subcommand("version", "Print the version and exit (as --version)");
+  app.add_subcommand("version", "Print the version and exit (as --version)")
+      ->footer("Example: rcoord version");
 }
 
 // Every top-level command and the function that registers it. Building CLI11's tree is
