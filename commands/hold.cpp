@@ -49,7 +49,7 @@ void add_conflict_options(CLI::App* verb, Conflict& conflict, const std::string&
             conflict.exit_code_given = true;
           },
           "Exit code when " + when +
-              " (default 1); given, nothing is said on stderr then "
+              " (default 1); with -E, nothing is said on stderr then, "
               "unless --verbose")
       ->type_name("CODE")
       ->transform(decimal_in(0, 255));

@@ -352,10 +352,9 @@ void add_lock(CLI::App& app, Context& ctx) {
            "Wait up to DUR (or forever); a bare number is seconds, as flock's -w; default: "
            "try once (flock's -n)");
   x->add_option("--token", run->token, "Use this token instead of a random one");
-  auto* shared = x->add_flag("--shared", run->shared,
-                             "Hold it as a reader: many readers at once, never with a writer");
-  x->add_flag("-x,--exclusive", run->exclusive, "Hold it as the only holder (the default)")
-      ->excludes(shared);
+  x->add_flag("--shared", run->shared,
+              "Hold it as a reader: many readers at once, never with a writer");
+  x->add_flag("-x,--exclusive", run->exclusive, "Hold it as the only holder (the default)");
   add_conflict_options(x, run->conflict, "the lock is busy or --wait ran out");
   x->add_option("-c,--command", run->script,
                 "Run CMD with $SHELL -c (/bin/sh when $SHELL is unset), as flock "
@@ -373,6 +372,10 @@ void add_lock(CLI::App& app, Context& ctx) {
   x->callback([&ctx, run] {
     if (run->command.empty() && !run->script) {
       throw CLI::RequiredError("a command after -- (or -c 'CMD')");
+    }
+    if (run->shared && run->exclusive) {
+      throw Error(kUsage, "--shared and -x (--exclusive) given together",
+                  "give one: -x is the default");
     }
     if (!run->command.empty() && run->script) {
       throw Error(kUsage, "a command given both after -- and with -c",
