@@ -38,7 +38,7 @@ std::string_view algo_name(Algo algo);
 inline constexpr std::int64_t kMaxCapacity = std::int64_t{1} << 51;
 /// The largest burst the sliding-window log accepts: it keeps one entry per request.
 inline constexpr std::int64_t kMaxLogBurst = 1'000'000;
-/// `limit wait --max-wait forever`, in µs: larger than any wait the arithmetic can express.
+/// `limit wait --wait forever`, in µs: larger than any wait the arithmetic can express.
 inline constexpr std::int64_t kForeverUs = std::int64_t{1} << 52;
 
 /// The integer arguments of the decision scripts, checked and converted from the options.
