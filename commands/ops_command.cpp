@@ -13,8 +13,11 @@
 namespace rcoord::server {
 
 void to_json(nlohmann::ordered_json& j, const Ping& r) {
-  j = {{"url", r.url},   {"server", r.server}, {"version", r.version},
-       {"mode", r.mode}, {"rtt_us", r.rtt_us}};
+  j = {{"url", r.url},
+       {"server", r.server},
+       {"version", r.version},
+       {"mode", r.mode},
+       {"rtt_us", r.rtt_us}};
   if (r.nodes.empty()) return;
   auto& nodes = j["nodes"] = nlohmann::ordered_json::array();
   for (const auto& n : r.nodes) {
@@ -193,7 +196,7 @@ int list_once(Context& ctx, const LsArgs& args) {
   inventory::Query query{args.pattern, args.type, !args.names};
   std::set<std::string> named;
   ListedTable table(ctx.out());
-  std::size_t n = inventory::list(ctx.conn(), ctx.keys(), query, [&](const inventory::Object& o) {
+  auto each = [&](const inventory::Object& o) {
     if (!args.names && ctx.out().json()) {
       ctx.out().emit(o);
     } else if (!args.names) {
@@ -203,7 +206,14 @@ int list_once(Context& ctx, const LsArgs& args) {
     } else if (named.insert(o.name).second) {
       ctx.out().write_text(escape_text(o.name));
     }
-  });
+  };
+  std::size_t n = 0;
+  try {
+    n = inventory::list(ctx.conn(), ctx.keys(), query, each);
+  } catch (const Error&) {
+    table.flush();  // what the other masters gave is listed before the error is told
+    throw;
+  }
   table.flush();
   if (n == 0) ctx.out().note("rcoord: no objects match");
   return n > 0 ? 0 : 1;
