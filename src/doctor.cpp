@@ -171,10 +171,10 @@ Finding check_server(Connection& conn) {
   bool valkey = server.rfind("Valkey", 0) == 0;
   std::string mode = server::mode_in(info);
   if (!valkey && (major < 6 || (major == 6 && minor < 2))) {
-    return {"server", false,
-            fmt::format("{} ({}): rcoord needs Redis 6.2 or later, and verbs fail here", server,
-                        mode),
-            "upgrade to Redis 6.2 or later, or Valkey"};
+    return {
+        "server", false,
+        fmt::format("{} ({}): rcoord needs Redis 6.2 or later, and verbs fail here", server, mode),
+        "upgrade to Redis 6.2 or later, or Valkey"};
   }
   return {"server", true, fmt::format("{} ({})", server, mode), ""};
 }

@@ -136,8 +136,8 @@ std::string script_error_text(std::string_view msg) {
   // What follows is the error of a command the script called (`WRONGTYPE ...`), a refusal of
   // the prelude, or a Lua error (`user_script:N: ...`, of class ERR as Redis 7 says).
   constexpr std::string_view kBefore62 = "ERR Error running script (call to f_";
-  if (auto close = msg.find("): "); msg.substr(0, kBefore62.size()) == kBefore62 &&
-                                    close != std::string_view::npos) {
+  if (auto close = msg.find("): ");
+      msg.substr(0, kBefore62.size()) == kBefore62 && close != std::string_view::npos) {
     msg.remove_prefix(close + 3);
     constexpr std::string_view kAt = "@user_script:";
     if (msg.substr(0, kAt.size()) == kAt) {

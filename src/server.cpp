@@ -78,8 +78,8 @@ std::string mode_in(const InfoFields& info) {
 std::string server_in(const InfoFields& info) {
   std::string version = version_in(info);
   if (version.empty()) return {};
-  bool valkey = info_value(info, "server_name") == "valkey" ||
-                !info_value(info, "valkey_version").empty();
+  bool valkey =
+      info_value(info, "server_name") == "valkey" || !info_value(info, "valkey_version").empty();
   return fmt::format("{} {}", valkey ? "Valkey" : "Redis", version);
 }
 

@@ -150,9 +150,8 @@ TEST_CASE("ping view") {
         "rtt_us: 85\n");
   nlohmann::ordered_json j;
   to_json(j, p);
-  CHECK(j.dump() ==
-        R"({"url":"127.0.0.1:6379","server":"Redis 7.0.15","version":"7.0.15",)"
-        R"("mode":"standalone","rtt_us":85})");
+  CHECK(j.dump() == R"({"url":"127.0.0.1:6379","server":"Redis 7.0.15","version":"7.0.15",)"
+                    R"("mode":"standalone","rtt_us":85})");
 }
 
 TEST_CASE("the server's flavour, version and mode from INFO server") {

@@ -82,15 +82,16 @@ TEST_CASE("script_error_text reads Redis 6.2's form too: where first, the error 
                                            "access nonexistent global variable 'x' ") ==
         "ERR Script attempted to access nonexistent global variable 'x'");
   auto e = rcoord::script_error(
-      before + "@user_script:2: The user executing the script can't run this command or "
-               "subcommand ",
+      before +
+          "@user_script:2: The user executing the script can't run this command or "
+          "subcommand ",
       kScript, kKeys);
   CHECK(line_of(e).find("this user may not run HSET") != std::string::npos);
-  e = rcoord::script_error(before + "@user_script:17: WRONGTYPE KEYS[4] holds a string, not the "
-                                    "zset rcoord keeps there ",
+  e = rcoord::script_error(before +
+                               "@user_script:17: WRONGTYPE KEYS[4] holds a string, not the "
+                               "zset rcoord keeps there ",
                            kScript, kKeys);
-  CHECK(line_of(e).find("rcoord: lock 'job': key 'rcoord:{lock:job}:readers' holds a string") ==
-        0);
+  CHECK(line_of(e).find("rcoord: lock 'job': key 'rcoord:{lock:job}:readers' holds a string") == 0);
 }
 
 TEST_CASE("script_error: a refused key is named with its object, without SHA1 or line") {
@@ -156,8 +157,9 @@ TEST_CASE("refused_by_acl knows every server's words for an ACL refusal") {
   CHECK(rcoord::refused_by_acl("NOPERM this user has no permissions to run the 'multi' command"));
   CHECK(rcoord::refused_by_acl(
       "ERR The user executing the script can't run this command or subcommand script: x"));
-  CHECK(rcoord::refused_by_acl("ERR ACL failure in script: User u has no permissions to run the "
-                               "'bitop' command script: x, on @user_script:3."));
+  CHECK(
+      rcoord::refused_by_acl("ERR ACL failure in script: User u has no permissions to run the "
+                             "'bitop' command script: x, on @user_script:3."));
   CHECK_FALSE(rcoord::refused_by_acl("WRONGTYPE Operation against a key"));
   CHECK_FALSE(rcoord::refused_by_acl("EXECABORT Transaction discarded"));
 }
