@@ -136,23 +136,26 @@ void Transport::connect(const Endpoint& endpoint, const Deadline& deadline) {
   }
 }
 
-bool Transport::wait_for(short events, const Deadline& deadline) {
+int Transport::poll_until(pollfd* fds, std::size_t count, Clock::time_point until) {
   for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.at - Clock::now());
-    if (left.count() <= 0) return false;
+    auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(until - Clock::now());
+    if (left.count() <= 0) return 0;
     timespec ts{static_cast<time_t>(left.count() / 1'000'000'000),
                 static_cast<long>(left.count() % 1'000'000'000)};
-    pollfd p{fd_.get(), events, 0};
-    int n = ppoll(&p, 1, &ts, signals::wait_mask());
-    if (n > 0) return true;
-    if (n == 0) return false;
+    int n = ppoll(fds, count, &ts, signals::wait_mask());
+    if (n >= 0) return n;
     if (errno != EINTR)
       fail(fmt::format("poll failed on {}: {}", peer_, std::strerror(errno)), kConnectHint);
-    if (signals::wait_mask() != nullptr && signals::pending() != 0) {
-      abort();  // a reply may be in flight; this socket cannot be reused
-      throw Error(kInterrupted, fmt::format("interrupted by signal {}", signals::pending()));
-    }
+    if (signals::wait_mask() != nullptr && signals::pending() != 0) return -1;
   }
+}
+
+bool Transport::wait_for(short events, const Deadline& deadline) {
+  pollfd p{fd_.get(), events, 0};
+  int n = poll_until(&p, 1, deadline.at);
+  if (n >= 0) return n > 0;
+  abort();  // a reply may be in flight; this socket cannot be reused
+  throw Error(kInterrupted, fmt::format("interrupted by signal {}", signals::pending()));
 }
 
 void Transport::connect_socket(const Endpoint& endpoint, const Deadline& deadline) {
@@ -235,24 +238,13 @@ Transport::OwnedFd Transport::connect_tcp(const sockaddr_storage& address, sockl
   }
   Millis step = kFirstRetry;
   auto next_attempt = Clock::now() + step;
-  for (;;) {
-    auto now = Clock::now();
-    if (now >= deadline.at) break;
+  while (Clock::now() < deadline.at) {
     auto until = attempts.size() < kMaxAttempts ? std::min(deadline.at, next_attempt) : deadline.at;
     std::vector<pollfd> polled;
     for (const auto& fd : attempts) polled.push_back({fd.get(), POLLOUT, 0});
-    auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(until - now);
-    timespec ts{static_cast<time_t>(left.count() / 1'000'000'000),
-                static_cast<long>(left.count() % 1'000'000'000)};
-    int n = ppoll(polled.data(), polled.size(), &ts, signals::wait_mask());
-    if (n < 0 && errno == EINTR) {
-      if (signals::wait_mask() != nullptr && signals::pending() != 0) {
-        throw Error(kInterrupted, fmt::format("interrupted by signal {}", signals::pending()));
-      }
-      continue;
-    }
+    int n = poll_until(polled.data(), polled.size(), until);
     if (n < 0)
-      fail(fmt::format("poll failed on {}: {}", peer_, std::strerror(errno)), kConnectHint);
+      throw Error(kInterrupted, fmt::format("interrupted by signal {}", signals::pending()));
     for (std::size_t i = 0; n > 0 && i < polled.size(); ++i) {
       if (polled[i].revents == 0) continue;
       int err = 0;

@@ -3,6 +3,7 @@
 /// for it, and every wait a poll() with a deadline. Requests go out as RESP bytes, replies
 /// come back parsed (reply.hpp); what they mean is the caller's business.
 
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <chrono>
@@ -102,6 +103,10 @@ class Transport {
   Io recv_some(char* buf, std::size_t len);
   /// Io for a failed SSL_read/SSL_write.
   Io tls_outcome(int rc);
+  /// Polls `fds` until one is ready or `until` passes, a signal rcoord manages ending it
+  /// early: how many are ready (0: the time is up), or -1 for that signal
+  /// (signals::pending()). Throws Error(kConnection) when poll itself fails.
+  int poll_until(pollfd* fds, std::size_t count, std::chrono::steady_clock::time_point until);
   /// Waits for `events` on the socket until `deadline`; false on timeout.
   bool wait_for(short events, const Deadline& deadline);
 
