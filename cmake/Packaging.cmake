@@ -39,7 +39,10 @@ subcommand of one binary, with text or JSON output and exit codes a shell\n\
 script can trust.")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION "utils")
-# dpkg-shlibdeps derives the versioned Depends from the shared libraries the binary needs.
+# dpkg-shlibdeps derives the versioned Depends from the shared libraries the binary needs: the
+# C library alone when libstdc++, hiredis and OpenSSL are linked in (RCOORD_BUNDLE_LIBS, the
+# default), all four with -DRCOORD_BUNDLE_LIBS=OFF, as a distribution builds it so that their
+# security updates reach rcoord without a rebuild.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "redis-server")
 # The installed binary without its symbol table (cmake --install --strip does the same).
@@ -58,4 +61,9 @@ set(CPACK_PROJECT_CONFIG_FILE "${CMAKE_CURRENT_LIST_DIR}/DebMaintainer.cmake")
 set(CPACK_RCOORD_CHANGELOG "${CMAKE_CURRENT_SOURCE_DIR}/packaging/changelog")
 set(CPACK_RCOORD_DOCDIR "${CMAKE_INSTALL_DOCDIR}")
 set(CPACK_PRE_BUILD_SCRIPTS "${CMAKE_CURRENT_LIST_DIR}/DebChangelog.cmake")
+# The bundled binary is not position-independent, on purpose: lintian is told why.
+if(RCOORD_BUNDLE_LIBS)
+  install(FILES "${CMAKE_CURRENT_SOURCE_DIR}/packaging/lintian-overrides"
+          DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides RENAME rcoord)
+endif()
 include(CPack)
