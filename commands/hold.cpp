@@ -67,7 +67,6 @@ void warn_timed_out(Millis max_run, Millis kill_grace, std::string_view what_nex
 int run_supervised(Context& ctx, std::string_view what, Lease& lease, HoldingOptions opts) {
   opts.supervise.margin = run_margin(ctx, lease.ttl);
   opts.give_back_timeout = ctx.settings().timeout;
-  opts.yield_after_give_back = true;  // a `run` verb exits after the give-back
   std::string after_run = opts.min_hold > Millis(0)
                               ? "is kept until --min-hold has passed since it was taken"
                               : "is given back";

@@ -1,7 +1,5 @@
 #include "holding.hpp"
 
-#include <sys/resource.h>
-
 #include <chrono>
 
 #include "errors.hpp"
@@ -24,21 +22,11 @@ void settle_quietly(Millis timeout, const HoldObserver& on_event, Fn&& settle) {
   }
 }
 
-// Returns whether the give-back woke someone to take it next.
-bool give_back(Lease& lease, const HoldingOptions& opts, const HoldObserver& on_event,
+void give_back(Lease& lease, const HoldingOptions& opts, const HoldObserver& on_event,
                const Ending& ending) {
-  bool woke = false;
   settle_quietly(opts.give_back_timeout, on_event,
-                 [&](Clock::time_point deadline) { woke = lease.give_back(ending, deadline); });
-  return woke;
+                 [&](Clock::time_point deadline) { lease.give_back(ending, deadline); });
 }
-
-// What is left of this process once it has given back (its exit) yields the CPU to whoever
-// was woken to take next: that waiter's start and the command it runs come first when the
-// CPUs are busy. Measured with 8 `lock run`s on one lock on two CPUs (docs/benchmarks.md):
-// 2-4 % more hand-offs a second. It cannot be undone without privilege, so only a process
-// that exits next may do it.
-void yield_to_next_holder() { setpriority(PRIO_PROCESS, 0, 19); }
 
 }  // namespace
 
@@ -62,8 +50,8 @@ int run_holding(Lease& lease, const HoldingOptions& opts, const HoldObserver& on
     settle_quietly(opts.give_back_timeout, on_event, [&](Clock::time_point deadline) {
       lease.keep(ending, opts.min_hold - held_for, deadline);
     });
-  } else if (give_back(lease, opts, on_event, ending) && opts.yield_after_give_back) {
-    yield_to_next_holder();
+  } else {
+    give_back(lease, opts, on_event, ending);
   }
   return code;
 }

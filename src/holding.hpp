@@ -22,12 +22,6 @@ struct HoldingOptions {
   /// Keep it (Lease::keep) until this long after the command started, even if the command
   /// ends sooner (`lock run --min-hold`). 0: give it back at once.
   Millis min_hold{0};
-  /// The process has nothing urgent left once it has given back (a `run` verb exits right
-  /// after): when the give-back woke someone waiting to take it next, what remains runs at the
-  /// lowest CPU priority (nice 19), so that on a busy host the next holder's start does not
-  /// queue behind this process's exit (a lease that cannot tell whether it woke anyone, as a
-  /// leadership's, never yields). For a process that ends after run_holding only.
-  bool yield_after_give_back = false;
 };
 
 /// Something the caller may want to report, in the order it happens.

@@ -211,37 +211,3 @@ assert_contains "$(cat "$TEST_TMP/gone-err")" "renewing it failed"
 expect 1 "$RCOORD" lock status gone
 pass "a take answered after its lease ended (the waiter was stopped) runs nothing, exit 5"
 
-# A `lock run` whose release woke a waiter ends at nice 19, so that its exit yields the CPU to
-# the next holder; with nobody waiting it leaves its priority alone. strace sees it: the process
-# is gone before anything else could look at its priority.
-yield_after_release() {
-  # LeakSanitizer cannot run under ptrace: a sanitized build is traced with it off.
-  local untraced_leaks="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" holder waiter
-  ASAN_OPTIONS=$untraced_leaks strace -f -qq -e trace=setpriority -e signal=none \
-    -o "$TEST_TMP/yield-trace" "$RCOORD" lock run yield -- \
-    sh -c "until [ -e '$TEST_TMP/yield-go' ]; do sleep 0.05; done" &
-  holder=$!
-  track $holder
-  wait_until 20 "$RCOORD" lock status yield || fail "the holder never took the lock"
-  "$RCOORD" lock run yield --wait 1m -- true &
-  waiter=$!
-  track $waiter
-  wait_blocked "$R_PORTS" 1
-  touch "$TEST_TMP/yield-go"
-  wait $holder || fail "the holder's lock run failed"
-  wait $waiter || fail "the waiter's lock run failed"
-  grep -qE 'setpriority\(PRIO_PROCESS, 0, 19\) += 0' "$TEST_TMP/yield-trace" ||
-    fail "a release that woke a waiter did not yield: $(cat "$TEST_TMP/yield-trace")"
-  ASAN_OPTIONS=$untraced_leaks strace -f -qq -e trace=setpriority -e signal=none \
-    -o "$TEST_TMP/alone-trace" "$RCOORD" lock run yield -- true ||
-    fail "a lock run with nobody waiting failed"
-  ! grep -q setpriority "$TEST_TMP/alone-trace" ||
-    fail "a release that woke nobody changed the priority: $(cat "$TEST_TMP/alone-trace")"
-  pass "a release that woke a waiter leaves the rest of lock run at nice 19; alone, nothing changes"
-}
-command -v strace >/dev/null || fail "strace is needed (scripts/test installs it)"
-if strace -qq -o /dev/null true 2>/dev/null; then
-  yield_after_release
-else
-  echo "# skipped: strace cannot trace here (ptrace not permitted), the yield after a release"
-fi

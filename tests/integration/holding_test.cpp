@@ -4,11 +4,7 @@
 #include "holding.hpp"
 
 #include <doctest/doctest.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -38,25 +34,6 @@ struct HoldingFixture {
     return [this](const rcoord::HoldEvent& e) { events.push_back(e.kind); };
   }
 
-  // Runs run_holding in a child process, since yielding lowers its caller's priority for good,
-  // and returns the child's nice value afterwards (100 and up: it failed).
-  static int nice_after_run_holding(rcoord::Lease& lease, const rcoord::HoldingOptions& opts) {
-    pid_t pid = fork();
-    if (pid == 0) {
-      try {
-        if (rcoord::run_holding(lease, opts, [](const rcoord::HoldEvent&) {}) != 0) _exit(100);
-      } catch (...) {
-        _exit(101);
-      }
-      errno = 0;
-      int nice = getpriority(PRIO_PROCESS, 0);
-      _exit(errno != 0 ? 102 : nice);
-    }
-    int status = 0;
-    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return 103;
-    return WEXITSTATUS(status);
-  }
-
   static rcoord::HoldingOptions options(std::vector<std::string> command) {
     rcoord::HoldingOptions o;
     o.supervise.command = std::move(command);
@@ -77,44 +54,6 @@ TEST_CASE_FIXTURE(HoldingFixture, "run_holding gives back after the command, wit
   CHECK(rcoord::run_holding(lease, options({"sh", "-c", "exit 7"}), record()) == 7);
   CHECK(events.empty());
   CHECK_FALSE(lock::status(conn, keys, "job").held);
-}
-
-TEST_CASE_FIXTURE(HoldingFixture,
-                  "run_holding yields the CPU after a give-back that woke a waiter") {
-  const Millis ttl{3'000};
-  errno = 0;
-  int own = getpriority(PRIO_PROCESS, 0);  // the child starts from ours
-  REQUIRE(errno == 0);
-  if (own >= 19) {
-    WARN_MESSAGE(false, "the test runs at nice 19 already: a yield cannot be told apart");
-    return;
-  }
-  auto yielding = options({"true"});
-  yielding.yield_after_give_back = true;
-  lock::AcquireOptions enlisted;  // busy, and entered among the waiting writers
-  enlisted.enlist = true;
-
-  SUBCASE("a waiter was woken: the rest of the process runs at nice 19") {
-    auto taken = lock::acquire(conn, keys, "next", {ttl, std::nullopt, ""});
-    REQUIRE(taken.acquired);
-    REQUIRE_FALSE(lock::acquire(conn, keys, "next", enlisted).acquired);
-    auto lease = lock::lease(conn, keys, taken, ttl);
-    CHECK(nice_after_run_holding(lease, yielding) == 19);
-    CHECK_FALSE(lock::status(conn, keys, "next").held);
-  }
-  SUBCASE("nobody waits: the priority is left alone") {
-    auto taken = lock::acquire(conn, keys, "alone", {ttl, std::nullopt, ""});
-    REQUIRE(taken.acquired);
-    auto lease = lock::lease(conn, keys, taken, ttl);
-    CHECK(nice_after_run_holding(lease, yielding) == own);
-  }
-  SUBCASE("a caller that goes on after run_holding does not yield") {
-    auto taken = lock::acquire(conn, keys, "goes-on", {ttl, std::nullopt, ""});
-    REQUIRE(taken.acquired);
-    REQUIRE_FALSE(lock::acquire(conn, keys, "goes-on", enlisted).acquired);
-    auto lease = lock::lease(conn, keys, taken, ttl);
-    CHECK(nice_after_run_holding(lease, options({"true"})) == own);
-  }
 }
 
 TEST_CASE_FIXTURE(HoldingFixture, "run_holding keeps a lock for min_hold") {
