@@ -182,7 +182,7 @@ void show_latch(Object& o, const latch::Status& s) {
     o.state = "gone";
   } else {
     o.state = s.count == 0 ? "open (count 0)" : fmt::format("count {}", s.count);
-    o.gauges.push_back({"rcoord_latch_count", "", as_double(s.count)});
+    o.gauges.push_back({"rcoord_latch_remaining", "", as_double(s.count)});
   }
   o.fingerprint = o.state;
 }
@@ -340,7 +340,7 @@ Probe probe_for(const Keys& keys, std::string type, std::string name) {
       std::int64_t count = reply_integer(r[0].get());
       q.object.state = fmt::format("~{} distinct", count);
       q.object.fingerprint = std::to_string(count);
-      q.object.gauges.push_back({"rcoord_pf_count", "", as_double(count)});
+      q.object.gauges.push_back({"rcoord_pf_estimate", "", as_double(count)});
     });
   } else if (t == "complete") {
     probe_count(p, {"ZCARD", keys.object(t, n)}, "term(s)");
