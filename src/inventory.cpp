@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <optional>
-#include <set>
 #include <span>
+#include <unordered_set>
 
 #include "bloom.hpp"
 #include "cluster.hpp"
@@ -443,7 +443,7 @@ bool known_type(std::string_view type) {
 // walk: its `*` for the type can swallow part of a name (`{*:fence}` matches the lock
 // `a:fence`), so each name found is matched against the pattern again, whole.
 void scan_node(Connection& node, const Keys& keys, const Query& query, const std::string& match,
-               std::set<std::string>& seen, std::size_t& found,
+               std::unordered_set<std::string>& seen, std::size_t& found,
                const std::function<void(const Object&)>& each) {
   std::vector<Probe> batch;
   auto flush = [&] {
@@ -524,7 +524,7 @@ Pass survey(Connection& conn, const Keys& keys, const Query& query,
   std::string match = glob_escape(keys.prefix()) + "{" +
                       (query.type.empty() ? std::string("*") : query.type) + ":" +
                       (query.pattern.empty() ? std::string("*") : query.pattern) + "}*";
-  std::set<std::string> seen;  // an object has several keys: report it once
+  std::unordered_set<std::string> seen;  // an object has several keys: report it once
   Pass pass;
   auto masters = cluster::masters(conn);
   if (!masters) {
