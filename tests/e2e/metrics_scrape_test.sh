@@ -79,6 +79,51 @@ assert_contains "$ERR" "--textfile writes the Prometheus text format"
 [ ! -e "$TEST_TMP/x.prom" ] || fail "-o json --textfile wrote a file"
 pass "-o json and --json: one JSON object, the text's families and values; with --textfile exit 2"
 
+# Many objects (more than a SCAN page and many pipelined batches), each type's figures right:
+# 1,200 locks, 600 semaphores, 600 queues, 300 HyperLogLogs and 300 latches, made directly.
+start_redis M
+"$PY" - >"$TEST_TMP/many.resp" <<'PY'
+def cmd(*args):
+    out = ["*%d\r\n" % len(args)]
+    for a in map(str, args):
+        out.append("$%d\r\n%s\r\n" % (len(a.encode()), a))
+    return "".join(out)
+for i in range(3000):
+    k = i % 10
+    if k < 4:
+        print(cmd("HSET", "rcoord:{lock:l-%d}" % i, "token", "%032x" % i, "fence", i), end="")
+    elif k < 6:
+        print(cmd("ZADD", "rcoord:{sem:s-%d}" % i, 9999999999999, "%032x" % i), end="")
+        print(cmd("HSET", "rcoord:{sem:s-%d}:meta" % i, "limit", 4), end="")
+    elif k < 8:
+        print(cmd("RPUSH", "rcoord:{queue:q-%d}:ready" % i, "m1", "m2"), end="")
+    elif k < 9:
+        print(cmd("PFADD", "rcoord:{pf:p-%d}" % i, "a", "b", "c"), end="")
+    else:
+        print(cmd("HSET", "rcoord:{latch:c-%d}" % i, "count", 3, "initial", 3), end="")
+PY
+redis-cli -p "$M_PORT" --pipe <"$TEST_TMP/many.resp" >/dev/null
+expect 0 "$RCOORD" --url "$M_URL" metrics
+cat >"$TEST_TMP/many.py" <<'PY'
+import sys
+from prometheus_client.parser import text_string_to_metric_families
+fams = {f.name: f.samples for f in text_string_to_metric_families(sys.stdin.read())}
+def values(name, **labels):
+    return [s.value for s in fams[name] if all(s.labels.get(k) == v for k, v in labels.items())]
+fence = {s.labels["name"]: s.value for s in fams["rcoord_lock_fence"]}
+assert len(fence) == 1200 and all(fence["l-%d" % i] == i for i in range(0, 3000, 10)), len(fence)
+assert values("rcoord_lock_held") == [1.0] * 1200
+assert values("rcoord_sem_permits_in_use") == [1.0] * 600
+assert values("rcoord_sem_limit") == [4.0] * 600
+assert values("rcoord_queue_messages", state="ready") == [2.0] * 600
+assert values("rcoord_pf_estimate") == [3.0] * 300
+assert values("rcoord_latch_remaining") == [3.0] * 300
+PY
+"$PY" "$TEST_TMP/many.py" <<<"$OUT" || fail "metrics over 3,000 objects: a figure is wrong or missing"
+expect 0 "$RCOORD" --url "$M_URL" top
+assert_lines "$OUT" 3001 "top's snapshot over 3,000 objects (with its header)"
+pass "3,000 objects: every one in metrics with its own figures, and in top's snapshot"
+
 # node_exporter reads the textfile rcoord writes.
 dir=$TEST_TMP/collector
 mkdir "$dir"
