@@ -33,7 +33,7 @@ done
 expect 0 "$RCOORD" metrics
 printf '%s\n' "$OUT" >"$TEST_TMP/all.prom"
 for family in $(sed -n 's/^# TYPE \([^ ]*\) .*/\1/p' "$TEST_TMP/all.prom"); do
-  grep -q "^$family[{ ]" "$TEST_TMP/all.prom" || fail "no sample of $family for promtool to check"
+  grep -q "^${family}[{ ]" "$TEST_TMP/all.prom" || fail "no sample of $family for promtool to check"
 done
 rc promtool check metrics <"$TEST_TMP/all.prom"
 [ "$RC" = 0 ] || fail "promtool check metrics: exit $RC: $OUT $ERR"
