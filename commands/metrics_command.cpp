@@ -3,10 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <exception>
 #include <memory>
 #include <optional>
 
 #include "atomic_file.hpp"
+#include "identity.hpp"
 #include "ops_command.hpp"
 #include "text.hpp"
 
@@ -18,7 +22,10 @@ struct Metric {
   std::string_view help;
 };
 
-// Every metric `rcoord metrics` exports (SPEC §5), all gauges, in the order they are printed.
+// Every metric `rcoord metrics` exports about objects (SPEC §5, with the names of §6), all
+// gauges, in the order they are printed. The names follow Prometheus' conventions, which
+// `promtool check metrics` enforces: a unit as the suffix (seconds, ratio), and none of the
+// suffixes the format keeps for counters and summaries (_total, _count, _sum, _bucket).
 constexpr Metric kMetrics[] = {
     {"rcoord_lock_held", "1 when the lock is held (by a writer or by readers), 0 when it is free"},
     {"rcoord_lock_held_seconds",
@@ -35,9 +42,15 @@ constexpr Metric kMetrics[] = {
     {"rcoord_elect_term", "The election's term: its leader's, or the last one when it has none"},
     {"rcoord_bloom_items", "Items added to the Bloom filter"},
     {"rcoord_bloom_fill_ratio", "Share of the Bloom filter's bits that are set, all layers"},
-    {"rcoord_pf_count", "Estimated distinct items of the HyperLogLog"},
-    {"rcoord_latch_count", "Count left before the latch opens"},
+    {"rcoord_pf_estimate", "Estimated distinct items of the HyperLogLog"},
+    {"rcoord_latch_remaining", "Count left before the latch opens"},
 };
+
+// The two metrics of the scrape itself, before the objects' (SPEC §6).
+constexpr Metric kUp = {
+    "rcoord_up", "1 when rcoord read the server, 0 when it could not (no other figures then)"};
+constexpr Metric kTimestamp = {"rcoord_scrape_timestamp_seconds",
+                               "Unix time at which rcoord read these figures"};
 
 std::size_t metric_index(std::string_view name) {
   auto it = std::find_if(std::begin(kMetrics), std::end(kMetrics),
@@ -96,33 +109,143 @@ std::string escape_label(std::string_view value) {
 Exposition::Exposition() : samples_(std::size(kMetrics)) {}
 
 bool Exposition::add(const inventory::Object& o) {
-  std::string label = escape_label(utf8_or_hex(o.name));
+  std::string label = utf8_or_hex(o.name);
   if (!labels_.insert(o.type + '\0' + label).second) return false;
   for (const auto& g : o.gauges) {
     std::size_t i = metric_index(g.metric);
     if (i >= samples_.size()) continue;
-    std::string& out = samples_[i];
-    out += g.metric;
-    out += "{name=\"";
-    out += label;
-    if (!g.state.empty()) {
-      out += "\",state=\"";
-      out += g.state;
-    }
-    out += fmt::format("\"}} {}\n", g.value);
+    samples_[i].push_back({label, g.state, g.value});
   }
   return true;
 }
 
-std::string Exposition::text() const {
+namespace {
+
+void family_head(std::string& out, const Metric& m) {
+  out += fmt::format("# HELP {} {}\n# TYPE {} gauge\n", m.name, m.help, m.name);
+}
+
+// A value as JSON: an integer where it is one (a count, a fence), else a number.
+nlohmann::ordered_json json_value(double v) {
+  if (std::trunc(v) == v && std::fabs(v) < 9.0e15) {
+    return static_cast<std::int64_t>(v);
+  }
+  return v;
+}
+
+nlohmann::ordered_json json_family(const Metric& m, nlohmann::ordered_json samples) {
+  return {{"type", "gauge"}, {"help", m.help}, {"samples", std::move(samples)}};
+}
+
+}  // namespace
+
+std::string Exposition::text(const Scrape& scrape) const {
   std::string out;
+  family_head(out, kUp);
+  out += fmt::format("{} {}\n", kUp.name, scrape.up ? 1 : 0);
+  family_head(out, kTimestamp);
+  out += fmt::format("{} {}\n", kTimestamp.name, scrape.timestamp_seconds);
+  if (!scrape.up) return out;
   for (std::size_t i = 0; i < samples_.size(); ++i) {
-    out += fmt::format("# HELP {} {}\n# TYPE {} gauge\n", kMetrics[i].name, kMetrics[i].help,
-                       kMetrics[i].name);
-    out += samples_[i];
+    family_head(out, kMetrics[i]);
+    for (const auto& s : samples_[i]) {
+      out += kMetrics[i].name;
+      out += "{name=\"";
+      out += escape_label(s.name);
+      if (!s.state.empty()) {
+        out += "\",state=\"";
+        out += s.state;
+      }
+      out += fmt::format("\"}} {}\n", s.value);
+    }
   }
   return out;
 }
+
+nlohmann::ordered_json Exposition::json(const Scrape& scrape) const {
+  auto ms = static_cast<std::int64_t>(std::llround(scrape.timestamp_seconds * 1000));
+  nlohmann::ordered_json metrics = nlohmann::ordered_json::object();
+  auto unlabelled = [](double v) {
+    return nlohmann::ordered_json::array(
+        {{{"labels", nlohmann::ordered_json::object()}, {"value", json_value(v)}}});
+  };
+  metrics[kUp.name] = json_family(kUp, unlabelled(scrape.up ? 1 : 0));
+  metrics[kTimestamp.name] = json_family(kTimestamp, unlabelled(scrape.timestamp_seconds));
+  if (scrape.up) {
+    for (std::size_t i = 0; i < samples_.size(); ++i) {
+      auto samples = nlohmann::ordered_json::array();
+      for (const auto& s : samples_[i]) {
+        nlohmann::ordered_json labels = {{"name", s.name}};
+        if (!s.state.empty()) labels["state"] = s.state;
+        samples.push_back({{"labels", std::move(labels)}, {"value", json_value(s.value)}});
+      }
+      metrics[kMetrics[i].name] = json_family(kMetrics[i], std::move(samples));
+    }
+  }
+  return {{"up", scrape.up ? 1 : 0}, {"scraped_at", rfc3339(ms)}, {"metrics", std::move(metrics)}};
+}
+
+namespace {
+
+double unix_seconds_now() {
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                std::chrono::system_clock::now().time_since_epoch())
+                .count();
+  return static_cast<double>(ms) / 1000;
+}
+
+// Reads the objects into `exposition`. A server that cannot be read (unreachable, refused
+// the login or a command) leaves `scrape` down and its error in `failure`: the figures are
+// then published as rcoord_up 0, so that a collector reading a textfile sees the failure
+// instead of the last figures, and the error is told after.
+std::optional<inventory::Pass> read_objects(Context& ctx, const MetricsArgs& args,
+                                            Exposition& exposition, Scrape& scrape,
+                                            std::exception_ptr& failure) {
+  try {
+    return inventory::survey(ctx.conn(), ctx.keys(), {args.pattern, args.type, true},
+                             [&](const inventory::Object& o) {
+                               if (!exposition.add(o)) {
+                                 Printer::warn(
+                                     fmt::format("rcoord: {} '{}' left out: its name is "
+                                                 "not UTF-8 and reads as another's",
+                                                 o.type, escape_text(o.name)));
+                               }
+                             });
+  } catch (const Error& e) {
+    if (e.code() != kConnection && e.code() != kServer) throw;
+    scrape.up = false;
+    failure = std::current_exception();
+    return std::nullopt;
+  }
+}
+
+int run_metrics(Context& ctx, const MetricsArgs& args) {
+  bool to_file = args.textfile && *args.textfile != "-";
+  // Before any connection: a FILE that cannot be replaced is a usage error, and so is JSON
+  // for a file whose reader (the textfile collector) reads the text format only.
+  if (to_file && ctx.out().json()) {
+    throw Error(kUsage, "--textfile writes the Prometheus text format, not JSON",
+                "leave out -o json, or --textfile to print JSON");
+  }
+  if (to_file) check_replaceable(*args.textfile);
+  Exposition exposition;
+  Scrape scrape;
+  std::exception_ptr failure;
+  auto pass = read_objects(ctx, args, exposition, scrape, failure);
+  scrape.timestamp_seconds = unix_seconds_now();
+  if (to_file) {
+    replace_file(*args.textfile, exposition.text(scrape));
+  } else if (ctx.out().json()) {
+    ctx.out().write_json(exposition.json(scrape));
+  } else {
+    ctx.out().write_raw(exposition.text(scrape));
+  }
+  if (failure) std::rethrow_exception(failure);
+  if (!pass->unreachable.empty()) throw inventory::unreachable_error(*pass, "read");
+  return 0;
+}
+
+}  // namespace
 
 void add_metrics(CLI::App& app, Context& ctx) {
   auto args = std::make_shared<MetricsArgs>();
@@ -136,39 +259,23 @@ void add_metrics(CLI::App& app, Context& ctx) {
                    "collector: name it *.prom in its directory); - is stdout")
       ->type_name("FILE");
   metrics->footer(
-      "One gauge per figure, labelled name=\"OBJECT\" (escaped as the format asks): lock held,\n"
+      "First rcoord_up (1 when the server was read) and rcoord_scrape_timestamp_seconds, then\n"
+      "one gauge per figure, labelled name=\"OBJECT\" (escaped as the format asks): lock held,\n"
       "held_seconds, fence and waiting; sem permits_in_use, limit and waiting; queue messages\n"
       "by state; limit remaining; elect has_leader and term; bloom items and fill_ratio; pf\n"
-      "count; latch count. With a cluster master unreachable, the rest is printed (or written)\n"
-      "and rcoord exits 3 naming it. A FILE that exists and is not a regular file (a device,\n"
-      "a FIFO, a symbolic link, a directory) is exit 2: it is never replaced.\n"
+      "estimate; latch remaining. -o json prints the same as one JSON object (up, scraped_at,\n"
+      "metrics by name with their samples' labels and values); with --textfile FILE it is\n"
+      "exit 2. A server that cannot be read gives rcoord_up 0 and the timestamp alone, printed\n"
+      "or written to FILE (so a collector does not serve old figures), then exit 3 (4 when\n"
+      "the server refused). With a cluster master unreachable, the rest is printed (or\n"
+      "written) and rcoord exits 3 naming it. A FILE that exists and is not a regular file (a\n"
+      "device, a FIFO, a symbolic link, a directory) is exit 2: it is never replaced.\n"
       "Examples:\n"
       "  rcoord metrics --type queue\n"
+      "  rcoord metrics -o json | jq '.metrics.rcoord_lock_held.samples'\n"
       "  rcoord metrics --textfile /var/lib/prometheus/node-exporter/rcoord.prom");
-  metrics->callback([&ctx, args] {
-    ctx.action = [&ctx, args] {
-      bool to_file = args->textfile && *args->textfile != "-";
-      // Before any connection: a FILE that cannot be replaced is a usage error.
-      if (to_file) check_replaceable(*args->textfile);
-      Exposition exposition;
-      auto pass = inventory::survey(
-          ctx.conn(), ctx.keys(), {args->pattern, args->type, true},
-          [&](const inventory::Object& o) {
-            if (!exposition.add(o)) {
-              Printer::warn(fmt::format(
-                  "rcoord: {} '{}' left out: its name is not UTF-8 and reads as another's", o.type,
-                  escape_text(o.name)));
-            }
-          });
-      if (to_file) {
-        replace_file(*args->textfile, exposition.text());
-      } else {
-        ctx.out().write_raw(exposition.text());
-      }
-      if (!pass.unreachable.empty()) throw inventory::unreachable_error(pass, "read");
-      return 0;
-    };
-  });
+  metrics->callback(
+      [&ctx, args] { ctx.action = [&ctx, args] { return run_metrics(ctx, *args); }; });
 }
 
 }  // namespace rcoord::cmd

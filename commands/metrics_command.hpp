@@ -3,6 +3,7 @@
 /// stdout or written atomically for node_exporter's textfile collector.
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <string_view>
@@ -18,9 +19,17 @@ void add_metrics(CLI::App& app, Context& ctx);
 /// format asks; other bytes as they are (the value must be UTF-8).
 std::string escape_label(std::string_view value);
 
-/// The Prometheus text exposition of objects, built as they come (add()), then whole
-/// (text()): every metric of SPEC §5 with its HELP and TYPE lines, and its samples together,
-/// each labelled `name` (and `state` for a queue's messages).
+/// What a scrape says of itself: whether the server could be read (rcoord_up), and when.
+struct Scrape {
+  bool up = true;
+  double timestamp_seconds = 0;  ///< Unix time, with milliseconds
+};
+
+/// The Prometheus exposition of objects, built as they come (add()), then whole (text() or
+/// json()): rcoord_up and rcoord_scrape_timestamp_seconds first, then every metric of SPEC
+/// §5 (named as §6 says) with its HELP and TYPE lines, and its samples together, each
+/// labelled `name` (and `state` for a queue's messages). A scrape that is not up carries
+/// its own two metrics only.
 class Exposition {
  public:
   Exposition();
@@ -28,11 +37,20 @@ class Exposition {
   /// `\xHH`; false (nothing added) when it then reads as the name of another object of the
   /// same type already added, since a series must not appear twice.
   bool add(const inventory::Object& o);
-  std::string text() const;
+  /// The text exposition format.
+  std::string text(const Scrape& scrape = {}) const;
+  /// The same as one JSON object: `up`, `scraped_at`, and `metrics` by name, each with its
+  /// type, help and samples (labels and value).
+  nlohmann::ordered_json json(const Scrape& scrape = {}) const;
 
  private:
-  std::vector<std::string> samples_;  ///< per metric, in the order of the catalogue
-  std::set<std::string> labels_;      ///< type, NUL, label value of each object added
+  struct Sample {
+    std::string name;  ///< the `name` label, UTF-8 (see add()), not yet escaped
+    std::string_view state;
+    double value = 0;
+  };
+  std::vector<std::vector<Sample>> samples_;  ///< per metric, in the order of the catalogue
+  std::set<std::string> labels_;              ///< type, NUL, label value of each object added
 };
 
 }  // namespace rcoord::cmd

@@ -6,12 +6,13 @@
 #include <cstdlib>
 #include <ctime>
 #include <memory>
+#include <variant>
 
 #include "bloom_command.hpp"
+#include "detail.hpp"
 #include "duration.hpp"
 #include "elect_command.hpp"
 #include "errors.hpp"
-#include "history.hpp"
 #include "history_command.hpp"
 #include "inventory.hpp"
 #include "limit_command.hpp"
@@ -59,49 +60,25 @@ std::vector<std::string> split_lines(const std::string& text) {
   return lines;
 }
 
+template <typename... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+template <typename... F>
+Overloaded(F...) -> Overloaded<F...>;
+
 // What the type's status verb prints about the object (`rcoord lock status NAME`...); empty
-// for the types that have none (pf, complete, recent, signal) and for a limit whose state
-// keeps no parameters to peek with.
-std::vector<std::string> status_lines(Context& ctx, const std::string& type,
-                                      const std::string& name) {
-  Connection& c = ctx.conn();
-  const Keys& k = ctx.keys();
-  std::string text;
-  if (type == "lock") {
-    text = lock::to_text(lock::status(c, k, name));
-  } else if (type == "sem") {
-    text = semaphore::to_text(semaphore::status(c, k, name));
-  } else if (type == "elect") {
-    text = elect::to_text(elect::status(c, k, name));
-  } else if (type == "queue") {
-    text = queue::to_text(queue::stats(c, k, name));
-  } else if (type == "bloom") {
-    text = bloom::to_text(bloom::info(c, k, name));
-  } else if (type == "latch") {
-    text = latch::to_text(latch::StatusView{latch::status(c, k, name)});
-  } else if (type == "limit") {
-    Reply fields = c.command(limit::stored_params_command(k, name));
-    if (auto params = limit::decode_stored_params(fields.get())) {
-      text = limit::to_text(limit::status(c, k, name, *params));
-    }
-  }
-  return split_lines(text);
+// where it has none.
+std::vector<std::string> status_lines(const inventory::Status& status) {
+  return split_lines(std::visit(
+      Overloaded{[](const std::monostate&) { return std::string(); },
+                 [](const latch::Status& l) { return latch::to_text(latch::StatusView{l}); },
+                 [](const auto& s) { return to_text(s); }},
+      status));
 }
 
 // How many of an object's latest events its detail shows.
 constexpr std::int64_t kDetailEvents = 10;
-
-// The latest events of the object (SPEC §5 history), as `rcoord history` prints them; empty
-// for the types that keep none.
-std::vector<std::string> history_lines(Context& ctx, const std::string& type,
-                                       const std::string& name) {
-  if (type != "lock" && type != "sem" && type != "elect" && type != "queue") return {};
-  auto page =
-      history::read(ctx.conn(), ctx.keys().history(type, name), std::nullopt, kDetailEvents);
-  std::vector<std::string> lines;
-  for (const auto& e : page.events) lines.push_back(history_line(e));
-  return lines;
-}
 
 std::string clock_now() {
   std::time_t t = std::time(nullptr);
@@ -231,8 +208,11 @@ class TopScreen {
   void read_detail() {
     detail_message_.clear();
     try {
-      detail_status_ = status_lines(ctx_, detail_type_, detail_name_);
-      detail_history_ = history_lines(ctx_, detail_type_, detail_name_);
+      auto detail = inventory::read_detail(ctx_.conn(), ctx_.keys(), detail_type_, detail_name_,
+                                           kDetailEvents);
+      detail_status_ = status_lines(detail.status);
+      detail_history_.clear();
+      for (const auto& e : detail.events) detail_history_.push_back(history_line(e));
     } catch (const Error& e) {
       if (e.code() != kServer) throw;
       detail_status_.clear();

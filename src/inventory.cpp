@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <optional>
-#include <set>
 #include <span>
+#include <unordered_set>
 
 #include "bloom.hpp"
 #include "cluster.hpp"
@@ -182,7 +182,7 @@ void show_latch(Object& o, const latch::Status& s) {
     o.state = "gone";
   } else {
     o.state = s.count == 0 ? "open (count 0)" : fmt::format("count {}", s.count);
-    o.gauges.push_back({"rcoord_latch_count", "", as_double(s.count)});
+    o.gauges.push_back({"rcoord_latch_remaining", "", as_double(s.count)});
   }
   o.fingerprint = o.state;
 }
@@ -340,7 +340,7 @@ Probe probe_for(const Keys& keys, std::string type, std::string name) {
       std::int64_t count = reply_integer(r[0].get());
       q.object.state = fmt::format("~{} distinct", count);
       q.object.fingerprint = std::to_string(count);
-      q.object.gauges.push_back({"rcoord_pf_count", "", as_double(count)});
+      q.object.gauges.push_back({"rcoord_pf_estimate", "", as_double(count)});
     });
   } else if (t == "complete") {
     probe_count(p, {"ZCARD", keys.object(t, n)}, "term(s)");
@@ -443,7 +443,7 @@ bool known_type(std::string_view type) {
 // walk: its `*` for the type can swallow part of a name (`{*:fence}` matches the lock
 // `a:fence`), so each name found is matched against the pattern again, whole.
 void scan_node(Connection& node, const Keys& keys, const Query& query, const std::string& match,
-               std::set<std::string>& seen, std::size_t& found,
+               std::unordered_set<std::string>& seen, std::size_t& found,
                const std::function<void(const Object&)>& each) {
   std::vector<Probe> batch;
   auto flush = [&] {
@@ -524,7 +524,7 @@ Pass survey(Connection& conn, const Keys& keys, const Query& query,
   std::string match = glob_escape(keys.prefix()) + "{" +
                       (query.type.empty() ? std::string("*") : query.type) + ":" +
                       (query.pattern.empty() ? std::string("*") : query.pattern) + "}*";
-  std::set<std::string> seen;  // an object has several keys: report it once
+  std::unordered_set<std::string> seen;  // an object has several keys: report it once
   Pass pass;
   auto masters = cluster::masters(conn);
   if (!masters) {

@@ -250,14 +250,16 @@ Args as_eval(const Call& call) {
   return args;
 }
 
-// Sends `commands` and reads their replies with `exchange`; then those of `calls` answered
-// NOSCRIPT once more as EVAL, which also puts the script in the server's cache.
+// Sends the commands and reads their replies with `exchange`, which is given them by address
+// (a pass over many objects would otherwise copy every argument of every call once more);
+// then those of `calls` answered NOSCRIPT once more as EVAL, which also puts the script in
+// the server's cache.
 std::vector<Reply> with_noscript_retry(
     const std::vector<Call>& calls,
-    const std::function<std::vector<Reply>(const std::vector<Args>&)>& exchange) {
-  std::vector<Args> commands;
+    const std::function<std::vector<Reply>(const std::vector<const Args*>&)>& exchange) {
+  std::vector<const Args*> commands;
   commands.reserve(calls.size());
-  for (const auto& c : calls) commands.push_back(c.args);
+  for (const auto& c : calls) commands.push_back(&c.args);
   auto replies = exchange(commands);
   std::vector<std::size_t> again;
   for (std::size_t i = 0; i < calls.size(); ++i) {
@@ -267,7 +269,9 @@ std::vector<Reply> with_noscript_retry(
   std::vector<Args> evals;
   evals.reserve(again.size());
   for (std::size_t i : again) evals.push_back(as_eval(calls[i]));
-  auto second = exchange(evals);
+  std::vector<const Args*> eval_commands;
+  for (const auto& e : evals) eval_commands.push_back(&e);
+  auto second = exchange(eval_commands);
   for (std::size_t k = 0; k < again.size(); ++k) replies[again[k]] = std::move(second[k]);
   return replies;
 }
@@ -275,9 +279,9 @@ std::vector<Reply> with_noscript_retry(
 }  // namespace
 
 std::vector<Reply> send_calls(Connection& conn, const std::vector<Call>& calls) {
-  return with_noscript_retry(calls, [&conn](const std::vector<Args>& commands) {
+  return with_noscript_retry(calls, [&conn](const std::vector<const Args*>& commands) {
     std::string out;
-    for (const auto& c : commands) append_command(out, c);
+    for (const auto* c : commands) append_command(out, *c);
     conn.send_formatted(out);
     std::vector<Reply> replies;
     replies.reserve(commands.size());
@@ -287,8 +291,12 @@ std::vector<Reply> send_calls(Connection& conn, const std::vector<Call>& calls) 
 }
 
 std::vector<Reply> send_calls_routed(Connection& conn, const std::vector<Call>& calls) {
-  return with_noscript_retry(
-      calls, [&conn](const std::vector<Args>& commands) { return conn.pipeline(commands); });
+  return with_noscript_retry(calls, [&conn](const std::vector<const Args*>& commands) {
+    std::vector<Args> copies;  // redirected calls are few: pipeline() keeps its own
+    copies.reserve(commands.size());
+    for (const auto* c : commands) copies.push_back(*c);
+    return conn.pipeline(copies);
+  });
 }
 
 Error call_error(const redisReply* reply, const Call& call) {

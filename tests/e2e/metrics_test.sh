@@ -1,5 +1,6 @@
 # rcoord metrics: the Prometheus text format, read back by a real parser (Debian's
-# python3-prometheus-client), every metric of SPEC §5 with its figures, label values escaped
+# python3-prometheus-client), rcoord_up and the scrape's timestamp, every metric of SPEC §5
+# (named as §6 says) with its figures, label values escaped
 # (quotes, backslashes, newlines, UTF-8, bytes that are not UTF-8), --textfile written
 # atomically (a new file renamed over the old, nothing else left in the directory).
 source "$(dirname "$0")/lib.sh"
@@ -21,7 +22,7 @@ for family in text_string_to_metric_families(text):
     assert family.documentation, family
     print("family\t%s" % family.name)
     for s in family.samples:
-        print("%s\t%s\t%s\t%r" % (s.name, json.dumps(s.labels["name"], ensure_ascii=False),
+        print("%s\t%s\t%s\t%r" % (s.name, json.dumps(s.labels.get("name", ""), ensure_ascii=False),
                                   s.labels.get("state", ""), s.value))
 PY
 parse() { "$PY" "$TEST_TMP/parse.py" "$1"; }
@@ -60,15 +61,24 @@ printf '%s\n' "$OUT" >"$TEST_TMP/all.prom"
 PARSED=$(parse "$TEST_TMP/all.prom") || fail "the parser refused the output: $OUT"
 # (grep reads a here-string, not a pipe: under pipefail, a grep -q that ends at its first match
 # can fail the printf still writing into the pipe, and the check with it.)
-for metric in rcoord_lock_held rcoord_lock_held_seconds rcoord_lock_fence rcoord_sem_permits_in_use \
+for metric in rcoord_up rcoord_scrape_timestamp_seconds rcoord_lock_held rcoord_lock_held_seconds rcoord_lock_fence rcoord_sem_permits_in_use \
   rcoord_sem_limit rcoord_sem_waiting rcoord_queue_messages rcoord_limit_remaining \
   rcoord_elect_has_leader rcoord_elect_term rcoord_bloom_items rcoord_bloom_fill_ratio \
-  rcoord_pf_count rcoord_latch_count; do
+  rcoord_pf_estimate rcoord_latch_remaining; do
   grep -qx "family	$metric" <<<"$PARSED" || fail "metric $metric missing"
   grep -q "^# TYPE $metric gauge$" "$TEST_TMP/all.prom" || fail "no TYPE line for $metric"
   grep -q "^# HELP $metric " "$TEST_TMP/all.prom" || fail "no HELP line for $metric"
 done
 pass "valid Prometheus text format with every metric of SPEC §5, HELP and TYPE"
+
+assert_eq "$(sample rcoord_up '""')" 1.0
+stamp=$(sample rcoord_scrape_timestamp_seconds '""')
+"$PY" -c "import sys, time; sys.exit(0 if abs(float(sys.argv[1]) - time.time()) < 60 else 1)" \
+  "$stamp" || fail "rcoord_scrape_timestamp_seconds $stamp is not now"
+for old in rcoord_pf_count rcoord_latch_count; do
+  grep -q "^$old" "$TEST_TMP/all.prom" && fail "$old is still exported (SPEC §6 renamed it)"
+done
+pass "rcoord_up 1 and the scrape's timestamp (now); the §5 names SPEC §6 renamed are gone"
 
 assert_eq "$(sample rcoord_lock_held '"held-lock"')" 1.0
 assert_eq "$(sample rcoord_lock_held '"free-lock"')" 0.0
@@ -93,8 +103,8 @@ assert_eq "$(sample rcoord_bloom_items '"seen"')" 3.0
 fill=$(sample rcoord_bloom_fill_ratio '"seen"')
 "$PY" -c "import sys; v = float(sys.argv[1]); sys.exit(0 if 0 < v < 0.01 else 1)" "$fill" ||
   fail "fill ratio $fill"
-assert_eq "$(sample rcoord_pf_count '"visitors"')" 3.0
-assert_eq "$(sample rcoord_latch_count '"shards"')" 2.0
+assert_eq "$(sample rcoord_pf_estimate '"visitors"')" 3.0
+assert_eq "$(sample rcoord_latch_remaining '"shards"')" 2.0
 pass "each metric carries the object's figure"
 
 for name in "$quote" "$backslash" "$newline" "$utf8"; do
@@ -121,7 +131,7 @@ mkdir "$dir"
 expect 0 "$RCOORD" metrics --textfile "$dir/rcoord.prom"
 assert_eq "$OUT" "" "stdout with --textfile"
 PARSED=$(parse "$dir/rcoord.prom")
-assert_eq "$(sample rcoord_latch_count '"shards"')" 2.0
+assert_eq "$(sample rcoord_latch_remaining '"shards"')" 2.0
 assert_eq "$(stat -c %a "$dir/rcoord.prom")" 644 "the file's mode (readable by the collector)"
 first_inode=$(stat -c %i "$dir/rcoord.prom")
 "$RCOORD" latch down shards >/dev/null
@@ -129,7 +139,7 @@ expect 0 "$RCOORD" metrics --textfile "$dir/rcoord.prom"
 [ "$(stat -c %i "$dir/rcoord.prom")" != "$first_inode" ] ||
   fail "the file was rewritten in place, not replaced by a rename"
 PARSED=$(parse "$dir/rcoord.prom")
-assert_eq "$(sample rcoord_latch_count '"shards"')" 1.0
+assert_eq "$(sample rcoord_latch_remaining '"shards"')" 1.0
 assert_eq "$(ls -A "$dir")" rcoord.prom "files left in the directory"
 pass "--textfile replaces the file atomically (rename), mode 644, nothing left behind"
 
@@ -143,7 +153,7 @@ reads = bad = 0
 while not os.path.exists(stop):
     text = open(path, encoding="utf-8").read()
     reads += 1
-    if not text.endswith('rcoord_latch_count{name="shards"} 1\n'):
+    if not text.endswith('rcoord_latch_remaining{name="shards"} 1\n'):
         bad += 1
         print("a partial read: %r" % text[-80:], file=sys.stderr)
 print(reads, bad)
@@ -193,5 +203,5 @@ assert_eq "$(ls -A "$dir")" rcoord.prom "files left after refused writes"
 expect 2 "$RCOORD" --url "$dead_url" metrics --textfile ''
 assert_contains "$ERR" "bad file name"
 expect 0 "$RCOORD" metrics --textfile - --type latch
-assert_contains "$OUT" 'rcoord_latch_count{name="shards"} 1'
+assert_contains "$OUT" 'rcoord_latch_remaining{name="shards"} 1'
 pass "--textfile refuses what is not a regular file (FIFO, symlink, directory, device) and ''; - is stdout"

@@ -213,7 +213,24 @@ TEST_CASE("metrics: every family with HELP and TYPE, its samples together") {
   CHECK(text.find("rcoord_lock_held_seconds{name=\"x\"} 1.5\n") != std::string::npos);
   CHECK(text.find("rcoord_queue_messages{name=\"jo\\\"bs\",state=\"ready\"} 2\n") !=
         std::string::npos);
-  CHECK(text.find("# TYPE rcoord_latch_count gauge\n") != std::string::npos);
+  CHECK(text.find("# TYPE rcoord_latch_remaining gauge\n") != std::string::npos);
+  CHECK(text.find("_count") == std::string::npos);  // a suffix Prometheus keeps for summaries
+  // The scrape's own two metrics come first; a scrape that is not up has them alone.
+  CHECK(text.rfind("# HELP rcoord_up ", 0) == 0);
+  CHECK(text.find("\nrcoord_up 1\n") != std::string::npos);
+  std::string down = e.text({false, 1700000000.5});
+  CHECK(down.find("\nrcoord_up 0\n") != std::string::npos);
+  CHECK(down.find("\nrcoord_scrape_timestamp_seconds 1700000000.5\n") != std::string::npos);
+  CHECK(down.find("rcoord_lock_held") == std::string::npos);
+  // JSON: the same samples, integers where they are.
+  auto j = e.json({true, 1700000000.5});
+  CHECK(j["up"] == 1);
+  CHECK(j["scraped_at"] == "2023-11-14T22:13:20.500Z");
+  CHECK(j["metrics"]["rcoord_lock_held"]["samples"][0]["labels"]["name"] == "x");
+  CHECK(j["metrics"]["rcoord_lock_held"]["samples"][0]["value"].is_number_integer());
+  CHECK(j["metrics"]["rcoord_lock_held_seconds"]["samples"][0]["value"] == 1.5);
+  CHECK(j["metrics"]["rcoord_queue_messages"]["samples"][0]["labels"]["state"] == "ready");
+  CHECK(e.json({false, 1700000000.5})["metrics"].size() == 2);
 
   // A name that is not UTF-8 is carried with \xHH; one that then reads as another's is left
   // out (a series must not appear twice).
