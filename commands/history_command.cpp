@@ -13,6 +13,7 @@
 #include "holder_view.hpp"
 #include "identity.hpp"
 #include "keys.hpp"
+#include "lock_target.hpp"
 #include "options.hpp"
 #include "redlock.hpp"
 #include "signals.hpp"
@@ -157,7 +158,7 @@ int run_redlock_history(Context& ctx, const HistoryArgs& a) {
 int run_history(Context& ctx, const HistoryArgs& a) {
   // An empty name is a usage error, as for every other verb (not "no such object").
   check_name(a.type.empty() ? std::string_view("object") : object_noun(a.type), a.name);
-  if (ctx.settings().endpoints.size() >= 3) return run_redlock_history(ctx, a);
+  if (lock::on_redlock(ctx.settings())) return run_redlock_history(ctx, a);
   std::string type = type_of(ctx, a);
   std::string key = ctx.keys().history(type, a.name);
   std::optional<std::int64_t> since_ms;
