@@ -164,7 +164,7 @@ std::string busy_text(const Status& s, const std::function<std::string(std::int6
 namespace rcoord::cmd {
 
 std::string local_clock(std::int64_t epoch_ms) {
-  std::time_t then = static_cast<std::time_t>(epoch_ms / 1000);
+  auto then = static_cast<std::time_t>(epoch_ms / 1000);
   std::time_t now = std::time(nullptr);
   std::tm t{};
   std::tm today{};

@@ -191,7 +191,7 @@ bool GlobalOption::may_be_named_in(std::span<char* const> words) const {
       if (name.size() > 2 && name.starts_with("--")) {
         return word == name || (word.starts_with(name) && word[name.size()] == '=');
       }
-      return name.size() == 2 && word[1] != '-' && word.find(name[1], 1) != word.npos;
+      return name.size() == 2 && word[1] != '-' && word.find(name[1], 1) != std::string_view::npos;
     });
     if (named_here) return true;
   }

@@ -86,7 +86,7 @@ std::optional<SameServer> same_address(const std::vector<Endpoint>& endpoints) {
   for (std::size_t j = 1; j < endpoints.size(); ++j) {
     for (std::size_t i = 0; i < j; ++i) {
       for (const auto& address : addresses[j]) {
-        if (addresses[i].count(address) != 0) return SameServer{i, j, address_text(address)};
+        if (addresses[i].contains(address)) return SameServer{i, j, address_text(address)};
       }
     }
   }
