@@ -13,10 +13,9 @@
 #include "holder_view.hpp"
 #include "identity.hpp"
 #include "keys.hpp"
+#include "lock_target.hpp"
 #include "options.hpp"
-#include "redirect.hpp"
 #include "redlock.hpp"
-#include "reply.hpp"
 #include "signals.hpp"
 #include "text.hpp"
 
@@ -78,42 +77,18 @@ nlohmann::ordered_json event_json(const history::Event& e, const std::string& ty
   return j;
 }
 
-// Of `types`, those under which `name` left anything: its history, or its main key. Every
-// EXISTS goes in one write; on a cluster, a key of another node's slot comes back redirected
-// and is asked again on its own (the two keys of one type share a slot).
-std::vector<std::string> types_present(Connection& conn, const Keys& keys,
-                                       const std::vector<std::string>& types,
-                                       const std::string& name) {
-  std::vector<Args> asks;
-  for (const auto& t : types) {
-    asks.push_back({"EXISTS", keys.history(t, name)});
-    asks.push_back({"EXISTS", keys.object(t, name)});
-  }
-  std::vector<Reply> replies = conn.pipeline(asks);
-  auto exists = [&](std::size_t k) {
-    if (cluster::is_redirect(replies[k].get())) replies[k] = conn.command(asks[k]);
-    check_reply(replies[k], "EXISTS");
-    return reply_integer(replies[k].get()) > 0;
-  };
-  std::vector<std::string> found;
-  for (std::size_t i = 0; i < types.size(); ++i) {
-    if (exists(2 * i) || exists(2 * i + 1)) found.push_back(types[i]);
-  }
-  return found;
-}
-
 // The type of `name` (--type, else the one type that has it). Throws Error(kUsage) when
 // several do, Error(kNo) when none does (with --type and --follow, it may come later).
 std::string type_of(Context& ctx, const HistoryArgs& a) {
   if (!a.type.empty()) {
     // Followed, an object that does not exist yet is waited for.
-    if (a.follow || !types_present(ctx.conn(), ctx.keys(), {a.type}, a.name).empty()) {
+    if (a.follow || !history::types_present(ctx.conn(), ctx.keys(), {a.type}, a.name).empty()) {
       return a.type;
     }
     throw Error(kNo, fmt::format("no {} '{}' has a history", object_noun(a.type), a.name),
                 "check the name, --prefix and --type; with --history 0 nothing is recorded");
   }
-  std::vector<std::string> found = types_present(ctx.conn(), ctx.keys(), kTypes, a.name);
+  std::vector<std::string> found = history::types_present(ctx.conn(), ctx.keys(), kTypes, a.name);
   if (found.size() == 1) return found.front();
   if (found.empty()) {
     throw Error(kNo,
@@ -122,16 +97,6 @@ std::string type_of(Context& ctx, const HistoryArgs& a) {
   }
   throw Error(kUsage, fmt::format("'{}' is the name of a {}", a.name, fmt::join(found, " and a ")),
               fmt::format("say which with --type {}", fmt::join(found, " or --type ")));
-}
-
-// The server's time in ms: --since counts back from it, as the events are stamped by it.
-std::int64_t server_ms(Connection& conn) {
-  Reply r = conn.command({"TIME"});
-  if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
-    throw Error(kServer, "unexpected reply to TIME");
-  }
-  return std::stoll(reply_string(r->element[0])) * 1000 +
-         std::stoll(reply_string(r->element[1])) / 1000;
 }
 
 void print(Context& ctx, const history::Event& e, const std::string& type,
@@ -180,7 +145,7 @@ int run_redlock_history(Context& ctx, const HistoryArgs& a) {
   const Settings& s = ctx.settings();
   redlock::Redlock nodes(s.endpoints, s.timeout, ctx.keys());
   std::optional<std::int64_t> since_ms;
-  if (a.since) since_ms = server_ms(ctx.conn()) - a.since->count();
+  if (a.since) since_ms = history::server_ms(ctx.conn()) - a.since->count();
   auto events = nodes.history(a.name, since_ms, a.limit);
   if (events.empty()) {
     throw Error(kNo, fmt::format("no lock '{}' has a history on a majority of the nodes", a.name),
@@ -193,11 +158,11 @@ int run_redlock_history(Context& ctx, const HistoryArgs& a) {
 int run_history(Context& ctx, const HistoryArgs& a) {
   // An empty name is a usage error, as for every other verb (not "no such object").
   check_name(a.type.empty() ? std::string_view("object") : object_noun(a.type), a.name);
-  if (ctx.settings().endpoints.size() >= 3) return run_redlock_history(ctx, a);
+  if (lock::on_redlock(ctx.settings())) return run_redlock_history(ctx, a);
   std::string type = type_of(ctx, a);
   std::string key = ctx.keys().history(type, a.name);
   std::optional<std::int64_t> since_ms;
-  if (a.since) since_ms = server_ms(ctx.conn()) - a.since->count();
+  if (a.since) since_ms = history::server_ms(ctx.conn()) - a.since->count();
   history::Page page = history::read(ctx.conn(), key, since_ms, a.limit);
   for (const auto& e : page.events) print(ctx, e, type, a.name);
   if (a.follow) return follow(ctx, key, page.last_id, type, a);

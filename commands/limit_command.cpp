@@ -4,6 +4,7 @@
 
 #include <limits>
 
+#include "deprecated_wait.hpp"
 #include "errors.hpp"
 #include "signals.hpp"
 #include "watch.hpp"

@@ -12,13 +12,27 @@
 #include "hold.hpp"
 #include "holder_view.hpp"
 #include "holding.hpp"
-#include "redlock_command.hpp"
+#include "lock_target.hpp"
 #include "signals.hpp"
 #include "text.hpp"
 #include "token.hpp"
 #include "watch.hpp"
 
 namespace rcoord::lock {
+
+namespace {
+
+// A Redlock's votes: the nodes, the quorum, and on how many nodes it is; with validity_ms for
+// a take (acquire, extend, status).
+void add_votes(nlohmann::ordered_json& j, const std::optional<Votes>& v) {
+  if (!v) return;
+  j["nodes"] = v->nodes;
+  j["quorum"] = v->quorum;
+  j["acquired_on"] = v->acquired_on;
+  j["validity_ms"] = v->validity_ms;
+}
+
+}  // namespace
 
 void to_json(nlohmann::ordered_json& j, const Acquired& r) {
   if (r.acquired) {
@@ -27,19 +41,28 @@ void to_json(nlohmann::ordered_json& j, const Acquired& r) {
   } else {
     j = {{"acquired", false}, {"name", r.name}, {"ttl_ms", r.ttl_ms}};
   }
+  add_votes(j, r.votes);
 }
 std::string to_text(const Acquired& r) { return r.acquired ? r.token : std::string{}; }
 
 void to_json(nlohmann::ordered_json& j, const Released& r) {
   j = {{"released", r.released}, {"name", r.name}};
+  if (r.votes) {
+    j["nodes"] = r.votes->nodes;
+    j["quorum"] = r.votes->quorum;
+    j["released_on"] = r.votes->acquired_on;
+  }
 }
 std::string to_text(const Released& r) { return r.released ? "released" : ""; }
 
 void to_json(nlohmann::ordered_json& j, const Extended& r) {
   j = {{"extended", r.extended}, {"name", r.name}, {"ttl_ms", r.ttl_ms}, {"fence", r.fence}};
+  add_votes(j, r.votes);
 }
 std::string to_text(const Extended& r) {
-  return r.extended ? fmt::format("ttl_ms: {}", r.ttl_ms) : std::string{};
+  if (!r.extended) return {};
+  if (r.votes) return fmt::format("ttl_ms: {}\nvalidity_ms: {}", r.ttl_ms, r.votes->validity_ms);
+  return fmt::format("ttl_ms: {}", r.ttl_ms);
 }
 
 namespace {
@@ -68,6 +91,7 @@ void to_json(nlohmann::ordered_json& j, const Status& r) {
       holders.push_back(std::move(one));
     }
   }
+  add_votes(j, r.votes);
 }
 std::string to_text(const Status& r) {
   std::string out = fmt::format(
@@ -86,11 +110,19 @@ std::string to_text(const Status& r) {
     if (reader.kept.exit_code) out += fmt::format(" exit_code={}", *reader.kept.exit_code);
     out += cmd::holder_suffix(reader.holder) + '\n';
   }
+  if (r.votes) {
+    out += fmt::format("nodes: {}\nquorum: {}\nacquired_on: {}\nvalidity_ms: {}\n", r.votes->nodes,
+                       r.votes->quorum, r.votes->acquired_on, r.votes->validity_ms);
+  }
   return out;
 }
 
 void to_json(nlohmann::ordered_json& j, const Broken& r) {
   j = {{"broken", r.broken}, {"name", r.name}, {"token", r.token}, {"readers", r.readers}};
+  if (r.votes) {
+    j["nodes"] = r.votes->nodes;
+    j["broken_on"] = r.votes->acquired_on;
+  }
 }
 std::string to_text(const Broken& r) {
   if (!r.broken) return {};
@@ -132,7 +164,7 @@ std::string busy_text(const Status& s, const std::function<std::string(std::int6
 namespace rcoord::cmd {
 
 std::string local_clock(std::int64_t epoch_ms) {
-  std::time_t then = static_cast<std::time_t>(epoch_ms / 1000);
+  auto then = static_cast<std::time_t>(epoch_ms / 1000);
   std::time_t now = std::time(nullptr);
   std::tm t{};
   std::tm today{};
@@ -162,12 +194,19 @@ struct LockArgs {
   std::vector<std::string> command;
 };
 
+// The lock API over what the settings name (one server or a Redlock), for leases of `ttl`.
+std::unique_ptr<lock::Target> target(Context& ctx, Millis ttl) {
+  return lock::open_target(ctx.settings(), ctx.keys(), ttl,
+                           [&ctx]() -> Connection& { return ctx.conn(); });
+}
+
 // `rcoord: lock 'job' is busy: held by deploy@web-3 (pid 4242, backup.sh) since 02:00:03,
-// renewing`. Who holds it costs one more round trip, taken only when the line is printed.
-void note_busy(Context& ctx, const std::string& name, std::optional<Millis> wait) {
+// renewing`. Who holds it costs one more round trip (on a Redlock, to a quorum of the
+// masters), taken only when the line is printed.
+void note_busy(Context& ctx, lock::Target& t, const std::string& name, std::optional<Millis> wait) {
   if (ctx.out().quiet() || ctx.out().json()) return;
   std::string line = fmt::format("rcoord: lock '{}' is busy", name);
-  std::string holder = lock::busy_text(lock::status(ctx.conn(), ctx.keys(), name), local_clock);
+  std::string holder = lock::busy_text(t.status(name), local_clock);
   line += holder.empty() ? " (free again already: try again)" : ": " + holder;
   if (ctx.timeout_after_lock_run && !wait) {
     line += " (--timeout is the I/O timeout; to wait for the lock, give --wait SECS)";
@@ -175,63 +214,59 @@ void note_busy(Context& ctx, const std::string& name, std::optional<Millis> wait
   ctx.out().note(line);
 }
 
-std::string lock_what(const std::string& name) { return fmt::format("lock '{}'", name); }
-
-Holding lock_holding(Context& ctx, const std::string& name, const std::string& token) {
-  return {lock_what(name),
-          [&ctx, name, token] { lock::release(ctx.conn(), ctx.keys(), name, token); }};
+void note_not_held(Context& ctx, const std::string& name) {
+  ctx.out().note(fmt::format("rcoord: lock '{}' is not held by this token", name));
 }
 
-lock::Acquired acquire_or_abort(Context& ctx, const std::string& name,
+std::string lock_what(const std::string& name) { return fmt::format("lock '{}'", name); }
+
+Holding lock_holding(lock::Target& t, const std::string& name, const std::string& token) {
+  return {lock_what(name), [&t, name, token] { t.release(name, token); }};
+}
+
+lock::Acquired acquire_or_abort(Context& ctx, lock::Target& t, const std::string& name,
                                 const lock::AcquireOptions& opts) {
-  return take_or_abort(ctx, lock_holding(ctx, name, opts.token),
-                       [&] { return lock::acquire(ctx.conn(), ctx.keys(), name, opts); });
+  return take_or_abort(ctx, lock_holding(t, name, opts.token),
+                       [&] { return t.acquire(name, opts); });
 }
 
 int run_acquire(Context& ctx, const LockArgs& a) {
   lock::AcquireOptions opts{a.ttl, a.wait, a.token, a.shared, ctx.who()};
-  if (redlock_verbs::active(ctx)) return redlock_verbs::acquire(ctx, a.name, opts);
   if (opts.token.empty()) opts.token = random_token();
-  auto r = acquire_or_abort(ctx, a.name, opts);
-  emit_taken(ctx, lock_holding(ctx, a.name, opts.token), r, !r.refreshed);
-  if (!r.acquired) note_busy(ctx, a.name, a.wait);
+  auto t = target(ctx, a.ttl);
+  auto r = acquire_or_abort(ctx, *t, a.name, opts);
+  emit_taken(ctx, lock_holding(*t, a.name, opts.token), r, !r.refreshed);
+  if (!r.acquired) note_busy(ctx, *t, a.name, a.wait);
   return r.acquired ? kYes : kNo;
 }
 
 int run_release(Context& ctx, const LockArgs& a) {
-  if (redlock_verbs::active(ctx)) return redlock_verbs::release(ctx, a.name, a.token);
   // A plain release records the holder's own identity, kept by the lock: looking up ours
   // (the user name goes through NSS) would only cost time.
-  lock::Released r{lock::release(ctx.conn(), ctx.keys(), a.name, a.token), a.name};
+  auto r = target(ctx, a.ttl)->release(a.name, a.token);
   emit_made(ctx, r, r.released ? fmt::format("lock '{}': released", a.name) : "");
-  if (!r.released)
-    ctx.out().note(fmt::format("rcoord: lock '{}' is not held by this token", a.name));
+  if (!r.released) note_not_held(ctx, a.name);
   return r.released ? kYes : kNo;
 }
 
 int run_extend(Context& ctx, const LockArgs& a) {
-  if (redlock_verbs::active(ctx)) {
-    return redlock_verbs::extend(ctx, a.name, a.token, a.ttl);
-  }
-  auto r = lock::extend(ctx.conn(), ctx.keys(), a.name, a.token, a.ttl);
+  auto r = target(ctx, a.ttl)->extend(a.name, a.token, a.ttl);
   emit_made(ctx, r, r.extended ? fmt::format("lock '{}': extended", a.name) : "");
-  if (!r.extended)
-    ctx.out().note(fmt::format("rcoord: lock '{}' is not held by this token", a.name));
+  if (!r.extended) note_not_held(ctx, a.name);
   return r.extended ? kYes : kNo;
 }
 
 int run_status(Context& ctx, const LockArgs& a) {
-  if (redlock_verbs::active(ctx)) return redlock_verbs::status(ctx, a.name, a.watch);
+  auto t = target(ctx, a.ttl);
   return run_watched(ctx, a.watch, [&] {
-    auto r = lock::status(ctx.conn(), ctx.keys(), a.name);
+    auto r = t->status(a.name);
     ctx.out().emit(r);
     return r.held ? kYes : kNo;
   });
 }
 
 int run_break(Context& ctx, const LockArgs& a) {
-  if (redlock_verbs::active(ctx)) return redlock_verbs::break_lock(ctx, a.name);
-  auto r = lock::break_lock(ctx.conn(), ctx.keys(), a.name, ctx.who());
+  auto r = target(ctx, a.ttl)->break_lock(a.name, ctx.who());
   emit_made(ctx, r, r.broken ? fmt::format("lock '{}': broken", a.name) : "");
   if (!r.broken) ctx.out().note(fmt::format("rcoord: lock '{}' was not held", a.name));
   return r.broken ? kYes : kNo;
@@ -249,38 +284,31 @@ int run_run(Context& ctx, const LockArgs& args) {
   LockArgs a = args;
   a.command = command_of(args);
   const Millis ttl = a.ttl;
-  const Millis min_hold = a.min_hold;
   // Before the lock is taken: with --min-hold, a typo would keep it for the whole hold.
   check_executable(a.command.front());
-  const bool on_redlock = redlock_verbs::active(ctx);
-  // The supervisor counts a Redlock's lease without the drift allowance.
-  const Millis lease_ttl = on_redlock ? ttl - redlock::drift(ttl) : ttl;
-  Millis kill_grace = run_kill_grace(ctx, a.kill_grace, lease_ttl);
-  start_guard_if_waiting(ctx, a.wait, lease_ttl, kill_grace);
+  auto t = target(ctx, ttl);
+  Millis kill_grace = run_kill_grace(ctx, a.kill_grace, t->lease_length(ttl));
+  start_guard_if_waiting(ctx, a.wait, t->lease_length(ttl), kill_grace);
   lock::AcquireOptions opts{ttl, a.wait, a.token, a.shared, ctx.who_runs(a.command)};
-  if (on_redlock) {
-    return redlock_verbs::run(ctx, a.name,
-                              {opts, a.conflict, kill_grace, min_hold, a.command, a.max_run});
-  }
   if (opts.token.empty()) opts.token = random_token();
-  auto r = acquire_or_abort(ctx, a.name, opts);
+  auto r = acquire_or_abort(ctx, *t, a.name, opts);
   if (!r.acquired) {
     ctx.out().emit(r);  // JSON: the busy object; text: nothing (stdout is the command's)
-    if (a.conflict.say()) note_busy(ctx, a.name, a.wait);
+    if (a.conflict.say()) note_busy(ctx, *t, a.name, a.wait);
     return a.conflict.exit_code;
   }
   if (a.conflict.verbose) {
     ctx.out().note(fmt::format("rcoord: took lock '{}' after {} (fence {}); running {}", a.name,
                                format_elapsed(Millis(r.waited_ms)), r.fence, a.command.front()));
   }
-  Lease lease = lock::lease(ctx.conn(), ctx.keys(), r, ttl);
+  Lease lease = t->lease(r, ttl);
   HoldingOptions options{{a.command,
                           {{"RCOORD_TOKEN", r.token},
                            {"RCOORD_FENCE", std::to_string(r.fence)},
                            {"RCOORD_LOCK", a.name}},
                           kill_grace}};
   options.supervise.max_run = a.max_run;
-  options.min_hold = min_hold;
+  options.min_hold = a.min_hold;
   return run_supervised(ctx, lock_what(a.name), lease, options);
 }
 
@@ -293,7 +321,7 @@ CLI::Option* add_name(CLI::App* verb, LockArgs& a) {
 void add_lock(CLI::App& app, Context& ctx) {
   auto* lock = app.add_subcommand("lock", "Mutual exclusion with a TTL and fencing tokens");
   lock->require_subcommand(1);
-  // Three or more --url make every lock verb a Redlock (redlock_command.cpp).
+  // Three or more --url make every lock verb a Redlock (src/lock_target.hpp).
   lock->preparse_callback([&ctx](std::size_t) { ctx.allow_several_urls(); });
   lock->footer("Example: rcoord lock run nightly-backup --ttl 1m -- ./backup.sh");
 

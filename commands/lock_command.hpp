@@ -35,11 +35,6 @@ std::string to_text(const Broken& r);
 /// printer escapes the whole line.
 std::string busy_text(const Status& s, const std::function<std::string(std::int64_t)>& since);
 
-/// The result of `lock release`.
-struct Released {
-  bool released = false;
-  std::string name;
-};
 void to_json(nlohmann::ordered_json& j, const Released& r);
 std::string to_text(const Released& r);
 }  // namespace rcoord::lock

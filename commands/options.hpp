@@ -13,8 +13,6 @@
 
 namespace rcoord::cmd {
 
-class Context;
-
 /// CLI11 validators for a duration, and for a duration or `forever`: a bad value is a usage
 /// error naming the option. The add_* functions below use them; an option that keeps its
 /// text for another reason may use them alone.
@@ -50,16 +48,6 @@ CLI::Option* add_wait(CLI::App* verb, const std::string& flags, Millis& target,
 /// As above; `target` stays nullopt when the option is not given.
 CLI::Option* add_wait(CLI::App* verb, const std::string& flags, std::optional<Millis>& target,
                       const std::string& help);
-
-/// Adds `old_flag` (e.g. "--timeout") to `verb` as a deprecated spelling of `wait`, a wait
-/// option added with add_wait: it sets the same `target`, is left out of the help, and
-/// given with `wait` is a usage error. Once the command line has parsed, `ctx` prints one
-/// warning naming the new spelling (Context::deprecated).
-CLI::Option* add_deprecated_wait(CLI::App* verb, const std::string& old_flag, CLI::Option* wait,
-                                 Millis& target, Context& ctx);
-/// As above, for a wait whose `target` stays nullopt when it is not given.
-CLI::Option* add_deprecated_wait(CLI::App* verb, const std::string& old_flag, CLI::Option* wait,
-                                 std::optional<Millis>& target, Context& ctx);
 
 /// Adds `--expire DUR` (SPEC lifecycle) to a verb that writes an object that may end: every
 /// key of the object expires DUR after the write. `expire` stays 0 when it is not given (the

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "deprecated_wait.hpp"
 #include "errors.hpp"
 #include "signals.hpp"
 #include "text.hpp"

@@ -40,6 +40,12 @@
 
 namespace rcoord::bloom {
 
+/// The object type of a filter's keys (Keys::object, Keys::aux).
+constexpr std::string_view kType = "bloom";
+
+/// The key of layer `layer`'s bitmap: `<prefix>{bloom:NAME}:N`.
+std::string layer_key(const Keys& keys, std::string_view name, std::size_t layer);
+
 /// A layer holds at most 2^32 bits (512 MiB): BITFIELD offsets and Redis strings end there.
 constexpr std::uint64_t kMaxBits = std::uint64_t{1} << 32;
 /// Each new layer's error rate is the previous one's times this, so the rates of all layers

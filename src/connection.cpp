@@ -26,6 +26,14 @@ std::vector<Reply> Connection::pipeline(const std::vector<Args>& commands) {
   return routed(commands, Millis(0));
 }
 
+std::vector<Reply> Connection::pipeline_each(const std::vector<Args>& commands) {
+  std::vector<Reply> replies = pipeline(commands);
+  for (std::size_t i = 0; i < replies.size(); ++i) {
+    if (cluster::is_redirect(replies[i].get())) replies[i] = command_raw(commands[i]);
+  }
+  return replies;
+}
+
 std::vector<Reply> Connection::routed(const std::vector<Args>& commands, Millis extra) {
   asked_.reset();
   auto out = cluster::send_routed(session_, commands, extra);

@@ -55,6 +55,12 @@ class Connection {
   /// pipeline only partly redirected returns its MOVED/ASK error replies in place.
   std::vector<Reply> pipeline(const std::vector<Args>& commands);
 
+  /// pipeline(), then each reply that is a MOVED/ASK redirect is asked again alone,
+  /// following its redirect: for commands on several objects, whose keys a cluster may keep
+  /// on other nodes than the one this connection is on. Only for commands that may run
+  /// twice (reads, idempotent writes): the others in the pipeline ran where they were.
+  std::vector<Reply> pipeline_each(const std::vector<Args>& commands);
+
   /// Streaming pipeline for bulk verbs: writes commands already in RESP form (see
   /// append_command) without reading their replies, so the caller can prepare the next
   /// batch while the server works on this one. receive() then reads the replies in order,

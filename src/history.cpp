@@ -6,7 +6,6 @@
 #include <charconv>
 
 #include "errors.hpp"
-#include "redirect.hpp"
 #include "reply.hpp"
 #include "waiting.hpp"
 
@@ -88,12 +87,9 @@ Page read(Connection& conn, const std::string& key, std::optional<std::int64_t> 
   std::vector<Args> asks{limit ? Args{"XREVRANGE", key, "+", from, "COUNT", std::to_string(*limit)}
                                : Args{"XRANGE", key, from, "+"},
                          {"XREVRANGE", key, "+", "-", "COUNT", "1"}};
-  std::vector<Reply> replies = conn.pipeline(asks);
-  for (std::size_t i = 0; i < replies.size(); ++i) {
-    // One key, one slot: only a slot moving between the two can redirect one of them.
-    if (cluster::is_redirect(replies[i].get())) replies[i] = conn.command_raw(asks[i]);
-    check_key_reply(replies[i], asks[i][0], key);
-  }
+  // One key, one slot: only a slot moving between the two can redirect one of them.
+  std::vector<Reply> replies = conn.pipeline_each(asks);
+  for (std::size_t i = 0; i < replies.size(); ++i) check_key_reply(replies[i], asks[i][0], key);
   Reply& r = replies[0];
   page.events = decode_entries(r.get());
   if (limit) std::reverse(page.events.begin(), page.events.end());
@@ -117,6 +113,37 @@ std::vector<Event> read_after(Connection& conn, const std::string& key, const st
     unexpected();
   }
   return decode_entries(r->element[0]->element[1]);
+}
+
+std::vector<std::string> types_present(Connection& conn, const Keys& keys,
+                                       const std::vector<std::string>& types,
+                                       std::string_view name) {
+  // Every EXISTS goes in one write; on a cluster, a key of another node's slot is asked again
+  // where it is (the two keys of one type share a slot).
+  std::vector<Args> asks;
+  for (const auto& t : types) {
+    asks.push_back({"EXISTS", keys.history(t, name)});
+    asks.push_back({"EXISTS", keys.object(t, name)});
+  }
+  std::vector<Reply> replies = conn.pipeline_each(asks);
+  auto exists = [&](std::size_t k) {
+    check_reply(replies[k], "EXISTS");
+    return reply_integer(replies[k].get()) > 0;
+  };
+  std::vector<std::string> found;
+  for (std::size_t i = 0; i < types.size(); ++i) {
+    if (exists(2 * i) || exists(2 * i + 1)) found.push_back(types[i]);
+  }
+  return found;
+}
+
+std::int64_t server_ms(Connection& conn) {
+  Reply r = conn.command({"TIME"});
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
+    throw Error(kServer, "unexpected reply to TIME");
+  }
+  return std::stoll(reply_string(r->element[0])) * 1000 +
+         std::stoll(reply_string(r->element[1])) / 1000;
 }
 
 }  // namespace rcoord::history

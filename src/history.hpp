@@ -82,5 +82,14 @@ Page read(Connection& conn, const std::string& key, std::optional<std::int64_t> 
 std::vector<Event> read_after(Connection& conn, const std::string& key, const std::string& after,
                               Millis block);
 
+/// Of `types` (`lock`, `sem`...), those under which `name` left anything: its history, or
+/// its main key. One round trip (more on a cluster whose nodes keep them apart).
+std::vector<std::string> types_present(Connection& conn, const Keys& keys,
+                                       const std::vector<std::string>& types,
+                                       std::string_view name);
+
+/// The server's clock, ms since the epoch: the clock the events are stamped by.
+std::int64_t server_ms(Connection& conn);
+
 }  // namespace history
 }  // namespace rcoord

@@ -48,6 +48,17 @@ struct AcquireOptions {
 /// within three heartbeats).
 inline constexpr Millis kWaiterHeartbeat{1000};
 
+/// How a Redlock's answer was reached: the extra JSON fields of SPEC §3. The results below
+/// carry it when they come from a Redlock (lock_target.hpp), and not from one server.
+struct Votes {
+  int nodes = 0;
+  int quorum = 0;
+  /// Nodes that granted it (acquire, extend), hold it (status), released it (release) or
+  /// broke it (break): the JSON's acquired_on, released_on or broken_on.
+  int acquired_on = 0;
+  std::int64_t validity_ms = 0;  ///< how long the lock is safely ours (0 when it is not)
+};
+
 /// Member names are the JSON fields of SPEC §3.
 struct Acquired {
   bool acquired = false;
@@ -62,6 +73,7 @@ struct Acquired {
   std::chrono::steady_clock::time_point sent{};
   /// Who took it (AcquireOptions::who; not printed): its give-back's history says so.
   std::string who{};
+  std::optional<Votes> votes{};  ///< a Redlock's
 };
 
 /// Takes `name`, waiting up to opts.wait; a waiter sleeps in BLPOP on a wake list and is
@@ -70,6 +82,13 @@ struct Acquired {
 /// refreshes the TTL. Throws Error(kConnection/kServer), Error(kInterrupted) on a signal.
 Acquired acquire(Connection& conn, const Keys& keys, std::string_view name,
                  const AcquireOptions& opts);
+
+/// The result of a give-back by token (`lock release`).
+struct Released {
+  bool released = false;
+  std::string name;
+  std::optional<Votes> votes{};  ///< a Redlock's (nodes, quorum, and acquired_on: released_on)
+};
 
 /// True if released; false if `token` does not hold it (as writer or reader). `ending` is
 /// what the history records: `released` with its exit code and wait, a withdrawn waiter's
@@ -100,6 +119,7 @@ struct Extended {
   std::string name;
   std::int64_t ttl_ms = 0;
   std::int64_t fence = 0;
+  std::optional<Votes> votes{};  ///< a Redlock's
 };
 /// Sets the TTL to `ttl` if `token` still holds the lock; extended=false otherwise.
 Extended extend(Connection& conn, const Keys& keys, std::string_view name, std::string_view token,
@@ -135,6 +155,7 @@ struct Status {
   Holder holder{};            ///< the writer's identity (exclusive)
   std::vector<Reader> reader_list{};  ///< the readers (shared; at most 100)
   Kept kept{};                        ///< the writer's take, kept by --min-hold (exclusive)
+  std::optional<Votes> votes{};       ///< a Redlock's
 };
 Status status(Connection& conn, const Keys& keys, std::string_view name);
 /// status() as a call for a pipeline of many objects (send_calls), and its reply decoded
@@ -151,8 +172,9 @@ bool raise_fence(Connection& conn, const Keys& keys, std::string_view name, std:
 struct Broken {
   bool broken = false;
   std::string name;
-  std::string token;         ///< the writer that held it ("" when readers did)
-  std::int64_t readers = 0;  ///< how many readers held it
+  std::string token;             ///< the writer that held it ("" when readers did)
+  std::int64_t readers = 0;      ///< how many readers held it
+  std::optional<Votes> votes{};  ///< a Redlock's (nodes and acquired_on: broken_on)
 };
 /// Deletes the lock whoever holds it (operator override) and wakes a waiter; the history
 /// records it as `broken` by `who` (pack()).

@@ -1,23 +1,17 @@
 #include "redlock.hpp"
 
-#include <arpa/inet.h>
 #include <fmt/format.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
 #include <map>
 #include <optional>
 #include <random>
-#include <set>
 #include <thread>
 
 #include "errors.hpp"
 #include "pubsub.hpp"
-#include "server.hpp"
+#include "redlock_nodes.hpp"
 #include "signals.hpp"
 #include "token.hpp"
 #include "waiting.hpp"
@@ -27,90 +21,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using waiting::since;
-
-// What one node said: a value, or the error that kept it from answering.
-template <typename T>
-struct NodeResult {
-  std::optional<T> value;
-  std::optional<Error> error;
-  bool answered() const { return value.has_value(); }
-};
-
-// Runs fn(i) for i in [0, n) at once, one thread each (the calling thread takes i = 0).
-template <typename Fn>
-void in_parallel(std::size_t n, Fn fn) {
-  std::vector<std::thread> threads;
-  threads.reserve(n);
-  for (std::size_t i = 1; i < n; ++i) threads.emplace_back(fn, i);
-  if (n > 0) fn(0);
-  for (auto& t : threads) t.join();
-}
-
-// Runs fn(i, conn) on every node at once, one thread each, and collects what each said.
-// Signals stay pending meanwhile (the per-node timeout bounds the wait); a waiting caller
-// sees them in its interruptible sleep between attempts.
-template <typename Fn>
-auto on_all(std::vector<Connection>& conns, Fn fn) {
-  using T = decltype(fn(std::size_t{}, conns.front()));
-  std::vector<NodeResult<T>> results(conns.size());
-  signals::Uninterruptible quiet;
-  auto one = [&](std::size_t i) {
-    try {
-      results[i].value = fn(i, conns[i]);
-    } catch (const Error& e) {
-      results[i].error = e;
-    } catch (const std::exception& e) {
-      results[i].error = Error(kServer, e.what());
-    }
-  };
-  in_parallel(conns.size(), one);
-  return results;
-}
-
-template <typename T>
-int count_answered(const std::vector<NodeResult<T>>& results) {
-  return static_cast<int>(
-      std::count_if(results.begin(), results.end(), [](const auto& r) { return r.answered(); }));
-}
-
-// An error other than "this node did not answer" (a usage or server error) is the caller's
-// to see: the first such one, if any.
-// Throws a copy of an error a node's call stored (a fresh temporary, as throw expects).
-[[noreturn]] void rethrow(const Error& e) { throw Error(e.code(), e.what(), e.hint()); }
-
-template <typename T>
-void rethrow_hard_error(const std::vector<NodeResult<T>>& results) {
-  for (const auto& r : results) {
-    if (r.error && r.error->code() != kConnection) rethrow(*r.error);
-  }
-}
-
-template <typename T>
-Error no_quorum(const std::vector<Connection>& conns, const std::vector<NodeResult<T>>& results) {
-  int answered = count_answered(results);
-  std::string first;
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    if (results[i].error) {
-      first = results[i].error->what();
-      std::string where = conns[i].endpoint().describe();
-      if (first.find(where) == std::string::npos) first = fmt::format("{}: {}", where, first);
-      break;
-    }
-  }
-  int n = static_cast<int>(conns.size());
-  return {
-      kConnection,
-      fmt::format("only {} of {} Redis nodes answered; Redlock needs {}", answered, n, n / 2 + 1),
-      fmt::format("bring the nodes back or check --url; first failure: {}", first)};
-}
-
-template <typename T>
-void require_quorum(const std::vector<Connection>& conns,
-                    const std::vector<NodeResult<T>>& results) {
-  if (count_answered(results) >= static_cast<int>(conns.size()) / 2 + 1) return;
-  rethrow_hard_error(results);
-  throw no_quorum(conns, results);
-}
 
 // The delay before the next attempt: a random point in [base/2, base] with a base that
 // doubles from 5 ms to 100 ms, and no longer than the holder's lease, so that contenders
@@ -225,118 +135,10 @@ class Redlock::Listeners {
   std::string token_;
 };
 
-namespace {
-
-// Where an endpoint leads, as comparable strings: `unix:<device>:<inode>` for a Unix socket
-// (its path when it cannot be stat'ed), else `<address> <port>` for each address its host
-// resolves to, an IPv4-mapped IPv6 address written as the IPv4 one. Empty when the host does
-// not resolve.
-std::set<std::string> addresses_of(const Endpoint& ep) {
-  std::set<std::string> out;
-  if (!ep.socket_path.empty()) {
-    struct stat st {};
-    if (::stat(ep.socket_path.c_str(), &st) == 0) {
-      out.insert(fmt::format("unix:{}:{}", st.st_dev, st.st_ino));
-    } else {
-      out.insert("unix:" + ep.socket_path);
-    }
-    return out;
-  }
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  // getaddrinfo also reads the short IPv4 forms (`127.1`) as inet_aton does.
-  if (getaddrinfo(ep.host.c_str(), nullptr, &hints, &found) != 0) return out;
-  for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
-    char text[INET6_ADDRSTRLEN] = {};
-    if (a->ai_family == AF_INET) {
-      const auto* v4 = reinterpret_cast<const sockaddr_in*>(a->ai_addr);
-      inet_ntop(AF_INET, &v4->sin_addr, text, sizeof text);
-    } else if (a->ai_family == AF_INET6) {
-      const auto* v6 = reinterpret_cast<const sockaddr_in6*>(a->ai_addr);
-      if (IN6_IS_ADDR_V4MAPPED(&v6->sin6_addr)) {
-        inet_ntop(AF_INET, &v6->sin6_addr.s6_addr[12], text, sizeof text);
-      } else {
-        inet_ntop(AF_INET6, &v6->sin6_addr, text, sizeof text);
-      }
-    } else {
-      continue;
-    }
-    out.insert(fmt::format("{} {}", text, ep.port));
-  }
-  freeaddrinfo(found);
-  return out;
-}
-
-// `a.b.c.d 6379` as `a.b.c.d:6379`, `::1 6379` as `[::1]:6379`; `unix:...` as it is.
-std::string address_text(const std::string& address) {
-  auto space = address.find(' ');
-  if (space == std::string::npos) return address;
-  std::string host = address.substr(0, space);
-  if (host.find(':') != std::string::npos) host = "[" + host + "]";
-  return host + ":" + address.substr(space + 1);
-}
-
-[[noreturn]] void one_server_twice(const Endpoint& a, const Endpoint& b, const std::string& how) {
-  throw Error(kUsage,
-              fmt::format("--url {} and --url {} reach one server ({}): its vote would count "
-                          "twice toward the Redlock's quorum",
-                          a.describe(), b.describe(), how),
-              "give each independent master once");
-}
-
-}  // namespace
-
-std::optional<SameServer> same_address(const std::vector<Endpoint>& endpoints) {
-  std::vector<std::set<std::string>> addresses;
-  addresses.reserve(endpoints.size());
-  for (const auto& ep : endpoints) addresses.push_back(addresses_of(ep));
-  for (std::size_t j = 1; j < endpoints.size(); ++j) {
-    for (std::size_t i = 0; i < j; ++i) {
-      for (const auto& address : addresses[j]) {
-        if (addresses[i].count(address) != 0) return SameServer{i, j, address_text(address)};
-      }
-    }
-  }
-  return std::nullopt;
-}
-
 Millis drift(Millis ttl) { return ttl / 100 + Millis(2); }
 
 Millis node_timeout(Millis io_timeout, Millis ttl) {
   return std::min(io_timeout, std::max(ttl / 10, Millis(100)));
-}
-
-Redlock::Redlock(const std::vector<Endpoint>& endpoints, Millis per_node, Keys keys)
-    : keys_(std::move(keys)) {
-  if (endpoints.size() < 3) {
-    throw Error(kUsage, "a Redlock needs 3 or more Redis nodes", "give three or more --url");
-  }
-  if (auto twice = same_address(endpoints)) {
-    one_server_twice(endpoints[twice->first], endpoints[twice->second], twice->address);
-  }
-  conns_.reserve(endpoints.size());
-  for (const auto& ep : endpoints) conns_.emplace_back(ep, per_node);
-}
-
-void Redlock::check_servers() {
-  if (servers_checked_) return;
-  servers_checked_ = true;
-  auto ids = on_all(conns_, [](std::size_t, Connection& c) {
-    Reply r = c.command_raw({"INFO", "server"});
-    // A server that refuses INFO (an ACL, a renamed command) is not checked.
-    if (r->type != REDIS_REPLY_STRING) return std::string();
-    return server::info_value(server::parse_info(reply_string(r.get())), "run_id");
-  });
-  std::map<std::string, std::size_t> first;
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    if (!ids[i].answered() || ids[i].value->empty()) continue;
-    auto [it, fresh] = first.emplace(*ids[i].value, i);
-    if (!fresh) {
-      one_server_twice(conns_[it->second].endpoint(), conns_[i].endpoint(),
-                       "run_id " + *ids[i].value);
-    }
-  }
 }
 
 // The outcome of one round over all nodes.

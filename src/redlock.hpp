@@ -28,13 +28,8 @@
 
 namespace rcoord::redlock {
 
-/// How a Redlock answer was reached: the extra JSON fields of SPEC §3.
-struct Votes {
-  int nodes = 0;
-  int quorum = 0;
-  int acquired_on = 0;           ///< nodes that granted it (acquire, extend) or hold it (status)
-  std::int64_t validity_ms = 0;  ///< how long the lock is safely ours (0 when it is not)
-};
+/// How a Redlock answer was reached (lock.hpp).
+using Votes = lock::Votes;
 
 struct Acquired {
   lock::Acquired lock;

@@ -102,6 +102,9 @@ struct GlobalOption {
 /// Every global option, in the order the help lists them.
 std::span<const GlobalOption> global_options();
 
+/// The global option whose key is `key`; nullptr when none.
+const GlobalOption* find_global_option(std::string_view key);
+
 /// Whether `arg` is a global option whose value is the next argument (`-p` in `-p 6379`).
 bool global_option_takes_value(std::string_view arg);
 

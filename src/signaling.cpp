@@ -8,7 +8,6 @@
 #include "errors.hpp"
 #include "lua_scripts.hpp"
 #include "pubsub.hpp"
-#include "redirect.hpp"
 #include "script.hpp"
 #include "signals.hpp"
 #include "token.hpp"
@@ -34,17 +33,6 @@ constexpr char kForOne = '1';
 // How long one subscriber is listened to before the next, when channels are on several
 // cluster nodes.
 constexpr Millis kSlice{20};
-
-// Leaves every registry in one round trip. On Redis Cluster the channels may live on other
-// nodes than the one the connection is on: the ZREMs answered with a redirect are sent
-// again one by one (ZREM is idempotent), each following its redirect.
-std::vector<Reply> leave_all(Connection& conn, const std::vector<Args>& leave) {
-  auto replies = conn.pipeline(leave);
-  for (std::size_t i = 0; i < replies.size(); ++i) {
-    if (cluster::is_redirect(replies[i].get())) replies[i] = conn.command_raw(leave[i]);
-  }
-  return replies;
-}
 
 }  // namespace
 
@@ -87,7 +75,7 @@ class Waiter {
     } catch (const Error&) {
       signals::Uninterruptible quiet;
       try {
-        leave_all(conn_, leave_);
+        conn_.pipeline_each(leave_);
       } catch (const Error&) {
         // Unreachable: the entries go stale by themselves, and a send skips dead waiters.
       }
@@ -154,10 +142,11 @@ class Waiter {
   }
 
   // Leave the registries, then unsubscribe: a --one send that picked us ran before we left,
-  // so its message is in front of the unsubscribe confirmation and is seen here.
+  // so its message is in front of the unsubscribe confirmation and is seen here. The registries
+  // may be on other cluster nodes: a ZREM redirected is asked again there (it is idempotent).
   void leave() {
     signals::Uninterruptible quiet;
-    for (const auto& r : leave_all(conn_, leave_)) check_reply(r, "ZREM");
+    for (const auto& r : conn_.pipeline_each(leave_)) check_reply(r, "ZREM");
     for (auto& sub : subs_) {
       for (const auto& m : sub.unsubscribe()) receive(m);
     }

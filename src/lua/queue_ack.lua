@@ -11,15 +11,7 @@
 -- @lib history
 -- @lib queue
 check_queue_keys()
-local now = server_ms()
-
--- The lease of ARGV[1] exists, and belongs to delivery ARGV[2] (0: whichever delivery).
-local function held()
-  if not redis.call('ZSCORE', KEYS[4], ARGV[1]) then return false end
-  return ARGV[2] == '0' or attempts_of(ARGV[1]) == tonumber(ARGV[2])
-end
-
-if not held() then return 0 end
+if not leased(ARGV[1], ARGV[2]) then return 0 end
 redis.call('ZREM', KEYS[4], ARGV[1])
 redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[6], ARGV[1])

@@ -15,13 +15,4 @@ local now = server_ms()
 
 promote(now, tonumber(ARGV[3] or '0'))
 local first = tonumber(ARGV[1])
-local out = {}
-for _, id in ipairs(redis.call('ZRANGE', KEYS[5], first, first + tonumber(ARGV[2]) - 1)) do
-  local message = redis.call('HGET', KEYS[1], id)
-  if message then
-    out[#out + 1] = id
-    out[#out + 1] = message
-    out[#out + 1] = (attempts_of(id))
-  end
-end
-return out
+return with_messages(redis.call('ZRANGE', KEYS[5], first, first + tonumber(ARGV[2]) - 1))

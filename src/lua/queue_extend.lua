@@ -13,12 +13,6 @@
 check_queue_keys()
 local now = server_ms()
 
--- The lease of ARGV[1] exists, and belongs to delivery ARGV[2] (0: whichever delivery).
-local function held()
-  if not redis.call('ZSCORE', KEYS[4], ARGV[1]) then return false end
-  return ARGV[2] == '0' or attempts_of(ARGV[1]) == tonumber(ARGV[2])
-end
-
-if not held() then return 0 end
+if not leased(ARGV[1], ARGV[2]) then return 0 end
 redis.call('ZADD', KEYS[4], 'XX', now + tonumber(ARGV[3]), ARGV[1])
 return 1

@@ -13,13 +13,4 @@ check_queue_keys()
 local now = server_ms()
 
 promote(now, tonumber(ARGV[2] or '0'))
-local out = {}
-for _, id in ipairs(redis.call('LRANGE', KEYS[2], 0, tonumber(ARGV[1]) - 1)) do
-  local message = redis.call('HGET', KEYS[1], id)
-  if message then
-    out[#out + 1] = id
-    out[#out + 1] = message
-    out[#out + 1] = (attempts_of(id))
-  end
-end
-return out
+return with_messages(redis.call('LRANGE', KEYS[2], 0, tonumber(ARGV[1]) - 1))

@@ -43,15 +43,6 @@ redis.call('DEL', wake_prefix .. token)
 local limit = tonumber(redis.call('HGET', meta, 'limit') or '0')
 local room = limit
 for _, v in ipairs(redis.call('HVALS', permits)) do room = room - tonumber(v) end
-local woken = false
-for _, t in ipairs(redis.call('ZRANGE', queue, 0, -1)) do
-  room = room - tonumber(redis.call('HGET', wants, t) or '1')
-  if room < 0 then break end
-  local wake = wake_prefix .. t
-  redis.call('DEL', wake)
-  redis.call('RPUSH', wake, '1')
-  redis.call('PEXPIRE', wake, heartbeat * 2)
-  woken = true
-end
+local woken = sem_wake_admissible(room, wake_prefix, heartbeat)
 if released == 1 and woken then return 2 end
 return released

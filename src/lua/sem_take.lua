@@ -32,20 +32,6 @@ local function in_use()
   return n
 end
 
--- Wakes every ticket, in arrival order, that fits with all the ones ahead of it.
-local function wake_admissible(used)
-  local room = limit - used
-  local tickets = redis.call('ZRANGE', queue, 0, -1)
-  for _, t in ipairs(tickets) do
-    room = room - tonumber(redis.call('HGET', wants, t) or '1')
-    if room < 0 then break end
-    local wake = wake_prefix .. t
-    redis.call('DEL', wake)
-    redis.call('RPUSH', wake, '1')
-    redis.call('PEXPIRE', wake, heartbeat * 2)
-  end
-end
-
 -- Idle state disappears a minute after the last lease or heartbeat would have ended.
 local function keep_alive()
   local horizon = now
@@ -87,7 +73,7 @@ if used + ahead + want <= limit then
   redis.call('HDEL', wants, token)
   redis.call('DEL', wake_prefix .. token)
   used = used + want
-  wake_admissible(used)
+  sem_wake_admissible(limit - used, wake_prefix, heartbeat)
   keep_alive()
   return {1, redis.call('ZCARD', holders), used, 0, want}
 end
@@ -100,7 +86,7 @@ if may_queue then
   end
   redis.call('ZADD', alive, now + heartbeat, token)
   -- Re-wake whoever fits now: a wake-up lost with a killed waiter costs one heartbeat at most.
-  wake_admissible(used)
+  sem_wake_admissible(limit - used, wake_prefix, heartbeat)
   keep_alive()
 end
 if last_try then history_add(KEYS[9], cap, 'busy', who, 'token', token, 'permits', want, 'in_use', used) end

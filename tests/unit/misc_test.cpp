@@ -135,6 +135,40 @@ TEST_CASE("lock status: field: value lines with the JSON names") {
       R"({"held":true,"name":"backup","token":"abc","ttl_ms":900,"fence":3,"mode":"exclusive","readers":0})");
 }
 
+TEST_CASE("lock views: a Redlock's votes follow the single-server fields, and only then") {
+  using rcoord::lock::Votes;
+  nlohmann::ordered_json j;
+  rcoord::lock::Acquired ok{true, "backup", "abc", 30000, 7, 12};
+  ok.votes = Votes{5, 3, 4, 29000};
+  to_json(j, ok);
+  CHECK(j.dump() == R"({"acquired":true,"name":"backup","token":"abc","ttl_ms":30000,"fence":7,)"
+                    R"("waited_ms":12,"nodes":5,"quorum":3,"acquired_on":4,"validity_ms":29000})");
+  CHECK(to_text(ok) == "abc");
+
+  rcoord::lock::Released gone{true, "backup", Votes{5, 3, 5, 0}};
+  to_json(j, gone);
+  CHECK(j.dump() == R"({"released":true,"name":"backup","nodes":5,"quorum":3,"released_on":5})");
+  gone.votes.reset();
+  to_json(j, gone);
+  CHECK(j.dump() == R"({"released":true,"name":"backup"})");
+
+  rcoord::lock::Extended longer{true, "backup", 60000, 7, Votes{3, 2, 3, 59000}};
+  CHECK(to_text(longer) == "ttl_ms: 60000\nvalidity_ms: 59000");
+  longer.votes.reset();
+  CHECK(to_text(longer) == "ttl_ms: 60000");
+
+  rcoord::lock::Broken broken{true, "backup", "abc", 0, Votes{3, 2, 2, 0}};
+  to_json(j, broken);
+  CHECK(j.dump() ==
+        R"({"broken":true,"name":"backup","token":"abc","readers":0,"nodes":3,"broken_on":2})");
+
+  rcoord::lock::Status s{true, "backup", "abc", 900, 3, "exclusive", 0};
+  s.votes = Votes{3, 2, 3, 880};
+  CHECK(to_text(s) ==
+        "held: true\nname: backup\ntoken: abc\nttl_ms: 900\nfence: 3\nmode: exclusive\n"
+        "readers: 0\nnodes: 3\nquorum: 2\nacquired_on: 3\nvalidity_ms: 880\n");
+}
+
 TEST_CASE("JSON output survives binary names") {
   rcoord::lock::Status s{false, std::string("bad\xff\xfe", 5), "", 0, 0, "", 0};
   nlohmann::ordered_json j;

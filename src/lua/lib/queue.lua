@@ -25,6 +25,27 @@ local function attempts_of(id)
   return tonumber(n) or 0, tonumber(max) or 0
 end
 
+-- Whether message `id` is leased, by delivery `delivery` ('0': whichever delivery is current):
+-- an ack, extend or nack of a delivery whose lease was reclaimed must not touch a newer one.
+local function leased(id, delivery)
+  if not redis.call('ZSCORE', KEYS[4], id) then return false end
+  return delivery == '0' or attempts_of(id) == tonumber(delivery)
+end
+
+-- The messages of `ids` still kept, flat: {id, message, deliveries so far, ...}.
+local function with_messages(ids)
+  local out = {}
+  for _, id in ipairs(ids) do
+    local message = redis.call('HGET', KEYS[1], id)
+    if message then
+      out[#out + 1] = id
+      out[#out + 1] = message
+      out[#out + 1] = (attempts_of(id))
+    end
+  end
+  return out
+end
+
 -- Message `id` goes to the dead set at `now` after `attempts` deliveries; the history
 -- (keeping `cap` events) records it with `who`, the consumer of its last delivery.
 local function bury(id, now, cap, who, attempts)

@@ -19,3 +19,20 @@ local function sem_drop_expired(now, cap)
     redis.call('ZREM', KEYS[4], w)
   end
 end
+
+-- Wakes every waiting ticket, in arrival order, that fits in `room` free permits together
+-- with all the ones ahead of it (its wake list `wake_prefix`..ticket, kept two heartbeats).
+-- True when one was woken.
+local function sem_wake_admissible(room, wake_prefix, heartbeat)
+  local woken = false
+  for _, t in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
+    room = room - tonumber(redis.call('HGET', KEYS[5], t) or '1')
+    if room < 0 then break end
+    local wake = wake_prefix .. t
+    redis.call('DEL', wake)
+    redis.call('RPUSH', wake, '1')
+    redis.call('PEXPIRE', wake, heartbeat * 2)
+    woken = true
+  end
+  return woken
+end
