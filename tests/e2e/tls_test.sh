@@ -74,9 +74,15 @@ assert_contains "$ERR" "missing.crt"
 expect 2 "$RCOORD" --url "$TLS_URL" --tls-ca "$certs/ca.crt" --tls-key "$certs/client.key" ping
 pass "TLS options without TLS, an unreadable CA file, a key without a certificate: exit 2"
 
-expect 3 "$RCOORD" --timeout 1s --url "rediss://127.0.0.1:$one_PORT" --tls-insecure ping
+# A plain port would wait silently for the end of the TLS hello: a plain PING on a second
+# connection tells it, within a fraction of --timeout.
+start=$(now_ms)
+expect 3 "$RCOORD" --timeout 20s --url "rediss://127.0.0.1:$one_PORT" --tls-ca "$certs/ca.crt" ping
+took=$(($(now_ms) - start))
 assert_lines "$ERR" 1 "one-line error"
-pass "rediss:// to a plain port fails the handshake: exit 3"
+assert_contains "$ERR" "the server at 127.0.0.1:$one_PORT did not answer TLS: it speaks plain Redis on this port"
+[ "$took" -lt "$(scaled 3000)" ] || fail "rediss:// to a plain port took ${took}ms of a 20s --timeout"
+pass "rediss:// to a plain port: exit 3 in ${took}ms, saying it is a plain port"
 
 # --- every kind of traffic over TLS ---------------------------------------------------------
 T=(--url "$TLS_URL" --tls-ca "$certs/ca.crt")
