@@ -157,6 +157,9 @@ assert_contains "$ERR" "limit 'counted-once': allowed and counted, but"
 one_line 3 to_full "$RCOORD" rm removed-once --type pf
 assert_contains "$ERR" "HyperLogLog 'removed-once': removed, but"
 # A call that changed nothing says nothing of the kind.
-one_line 3 to_full "$RCOORD" -o json lock release released-once --token "$token"
+# (In JSON mode, where a "no" is an object to write; the error line is followed by its JSON.)
+expect 3 to_full "$RCOORD" -o json lock release released-once --token "$token"
+assert_lines "$ERR" 2 "the error line and its JSON"
+assert_contains "$(sed -n 2p <<<"$ERR")" '"exit_code":3}'
 case "$ERR" in *"released, but"*) fail "a release that released nothing says it did: $ERR" ;; esac
 pass "a push, release, limit check or rm whose result cannot be written says it was made (exit 3)"
