@@ -353,12 +353,14 @@ void Transport::start_tls(const Endpoint& endpoint, const Deadline& deadline,
            "check that this port speaks TLS, and --tls-cert/--tls-key if the server "
            "requires a client certificate");
     }
-    if (wait_for(wait, {std::min(deadline.at, probe_at), deadline.timeout, deadline.capped})) {
-      continue;
-    }
-    if (Clock::now() < deadline.at && !probed) {
+    // Until the probe, the wait ends at probe_at; after it, at the deadline.
+    Deadline until =
+        probed ? deadline
+               : Deadline{std::min(deadline.at, probe_at), deadline.timeout, deadline.capped};
+    if (wait_for(wait, until)) continue;
+    if (!probed && Clock::now() < deadline.at) {
       probed = true;
-      if (answers_plain_redis(deadline)) {
+      if (answers_plain_redis(deadline, wait)) {
         fail(fmt::format("the server at {} did not answer TLS: it speaks plain Redis on this "
                          "port",
                          peer_),
@@ -376,33 +378,44 @@ void Transport::start_tls(const Endpoint& endpoint, const Deadline& deadline,
 // its end without a word, so a handshake with it would last the whole --timeout. Once the
 // handshake has stalled for a few connect times, a second connection asks the same address a
 // plain PING: a RESP answer ('+PONG', '-NOAUTH', '-DENIED') means the port is not TLS. A TLS
-// server only drops that connection (a bad record), and the handshake goes on.
-bool Transport::answers_plain_redis(const Deadline& deadline) {
+// server only drops that connection (a bad record), and the handshake goes on; so it does as
+// soon as the handshake's own socket is ready (`handshake_wait`), whatever the probe got.
+bool Transport::answers_plain_redis(const Deadline& deadline, short handshake_wait) {
   sockaddr_storage address{};
   socklen_t length = sizeof(address);
   if (getpeername(fd_.get(), reinterpret_cast<sockaddr*>(&address), &length) != 0) return false;
-  Transport probe;
-  probe.peer_ = peer_;
-  probe.fd_ = OwnedFd(::socket(address.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-  if (!probe.is_open()) return false;
-  if (::connect(probe.fd_.get(), reinterpret_cast<const sockaddr*>(&address), length) != 0 &&
+  OwnedFd probe(::socket(address.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (probe.get() < 0) return false;
+  if (::connect(probe.get(), reinterpret_cast<const sockaddr*>(&address), length) != 0 &&
       errno != EINPROGRESS) {
     return false;
   }
-  try {
-    if (!probe.wait_for(POLLOUT, deadline)) return false;
-    constexpr std::string_view kPing = "PING\r\n";
-    if (::send(probe.fd_.get(), kPing.data(), kPing.size(), MSG_NOSIGNAL) !=
-        static_cast<ssize_t>(kPing.size())) {
-      return false;
+  // Whether the probe is ready for `events` before the handshake's socket is, by `deadline`.
+  auto probe_first = [&](short events) {
+    for (;;) {
+      auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.at - Clock::now());
+      if (left.count() <= 0) return false;
+      timespec ts{static_cast<time_t>(left.count() / 1'000'000'000),
+                  static_cast<long>(left.count() % 1'000'000'000)};
+      pollfd polled[2] = {{probe.get(), events, 0}, {fd_.get(), handshake_wait, 0}};
+      int n = ppoll(polled, 2, &ts, signals::wait_mask());
+      if (n > 0) return polled[1].revents == 0;
+      if (n == 0 || errno != EINTR) return false;
+      if (signals::wait_mask() != nullptr && signals::pending() != 0) {
+        abort();
+        throw Error(kInterrupted, fmt::format("interrupted by signal {}", signals::pending()));
+      }
     }
-    if (!probe.wait_for(POLLIN, deadline)) return false;
-  } catch (const Error& e) {
-    if (e.code() == kInterrupted) throw;
+  };
+  if (!probe_first(POLLOUT)) return false;
+  constexpr std::string_view kPing = "PING\r\n";
+  if (::send(probe.get(), kPing.data(), kPing.size(), MSG_NOSIGNAL) !=
+      static_cast<ssize_t>(kPing.size())) {
     return false;
   }
+  if (!probe_first(POLLIN)) return false;
   char first = 0;
-  return ::recv(probe.fd_.get(), &first, 1, 0) == 1 && (first == '+' || first == '-');
+  return ::recv(probe.get(), &first, 1, 0) == 1 && (first == '+' || first == '-');
 }
 
 Transport::Io Transport::send_some(std::string_view data) {

@@ -97,8 +97,9 @@ class Transport {
   void start_tls(const Endpoint& endpoint, const Deadline& deadline,
                  std::chrono::steady_clock::duration connect_took);
   /// Whether the address of this socket answers a plain PING on a new connection (a RESP
-  /// reply) by `deadline`: a plain port where TLS was asked for.
-  bool answers_plain_redis(const Deadline& deadline);
+  /// reply) by `deadline`, before this socket is ready for `handshake_wait`: a plain port
+  /// where TLS was asked for.
+  bool answers_plain_redis(const Deadline& deadline, short handshake_wait);
   /// Reads what the socket has into the parser; false when it would block.
   bool read_some();
   /// The next reply already parsed from what was read, or nullptr.
