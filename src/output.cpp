@@ -70,8 +70,8 @@ std::string dump_json(const nlohmann::ordered_json& j) {
 
 void name_first(nlohmann::ordered_json& j, std::string_view name) {
   nlohmann::ordered_json out{{"name", std::string(name)}};
-  for (auto& [field, value] : j.items()) {
-    if (field != "name") out[field] = std::move(value);
+  for (const auto& [field, value] : j.items()) {
+    if (field != "name") out[field] = value;
   }
   j = std::move(out);
 }

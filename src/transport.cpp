@@ -242,6 +242,7 @@ Transport::OwnedFd Transport::connect_tcp(const sockaddr_storage& address, sockl
     if (now >= deadline.at) break;
     auto until = attempts.size() < kMaxAttempts ? std::min(deadline.at, next_attempt) : deadline.at;
     std::vector<pollfd> polled;
+    polled.reserve(attempts.size());
     for (const auto& fd : attempts) polled.push_back({fd.get(), POLLOUT, 0});
     auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(until - now);
     timespec ts{static_cast<time_t>(left.count() / 1'000'000'000),
