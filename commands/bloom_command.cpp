@@ -104,19 +104,30 @@ std::string to_text(const TestSummary& r) {
 namespace rcoord::pf {
 
 void to_json(nlohmann::ordered_json& j, const Added& r) {
-  j = {{"key", r.key}, {"items", r.items}, {"changed", r.changed}};
+  // key: the name's old field, kept one release (deprecated)
+  j = {{"name", r.key}, {"key", r.key}, {"items", r.items}, {"changed", r.changed}};
 }
 std::string to_text(const Added& r) {
   return fmt::format("key: {}\nitems: {}\nchanged: {}\n", escape_text(r.key), r.items, r.changed);
 }
 
 void to_json(nlohmann::ordered_json& j, const Count& r) {
-  j = {{"keys", r.keys}, {"count", r.count}};
+  // names: the HyperLogLogs counted (name as well when there is one); keys: deprecated
+  j = nlohmann::ordered_json::object();
+  if (r.keys.size() == 1) j["name"] = r.keys.front();
+  j["names"] = r.keys;
+  j["keys"] = r.keys;
+  j["count"] = r.count;
 }
 std::string to_text(const Count& r) { return std::to_string(r.count); }
 
 void to_json(nlohmann::ordered_json& j, const Merged& r) {
-  j = {{"dest", r.dest}, {"keys", r.keys}, {"count", r.count}};
+  // name: the one written to, sources: the ones merged; dest and keys: deprecated
+  j = {{"name", r.dest},
+       {"sources", r.keys},
+       {"dest", r.dest},
+       {"keys", r.keys},
+       {"count", r.count}};
 }
 std::string to_text(const Merged& r) { return std::to_string(r.count); }
 
@@ -182,11 +193,16 @@ int run_add(Context& ctx, const BloomArgs& a) {
         ++sum.present;
       }
     }
-    print_items(ctx, a.summary, results, bloom::added_json,
-                [](const bloom::ItemResult& r) -> std::optional<std::string> {
-                  if (r.yes) return r.item;
-                  return std::nullopt;
-                });
+    print_items(
+        ctx, a.summary, results,
+        [&a](nlohmann::ordered_json& j, const bloom::ItemResult& r) {
+          bloom::added_json(j, r);
+          name_first(j, a.name);
+        },
+        [](const bloom::ItemResult& r) -> std::optional<std::string> {
+          if (r.yes) return r.item;
+          return std::nullopt;
+        });
   };
   for_each_batch(ItemSource{a.items, a.nul}, bloom::kBatchSize,
                  [&](const std::vector<std::string>& batch) { account(adder.add(batch)); });
@@ -211,11 +227,16 @@ int run_test(Context& ctx, const BloomArgs& a) {
         ++sum.absent;
       }
     }
-    print_items(ctx, a.summary, results, bloom::present_json,
-                [](const bloom::ItemResult& r) -> std::optional<std::string> {
-                  if (r.yes) return r.item;
-                  return std::nullopt;
-                });
+    print_items(
+        ctx, a.summary, results,
+        [&a](nlohmann::ordered_json& j, const bloom::ItemResult& r) {
+          bloom::present_json(j, r);
+          name_first(j, a.name);
+        },
+        [](const bloom::ItemResult& r) -> std::optional<std::string> {
+          if (r.yes) return r.item;
+          return std::nullopt;
+        });
   };
   for_each_batch(ItemSource{a.items, a.nul}, bloom::kBatchSize,
                  [&](const std::vector<std::string>& batch) { account(tester.test(batch)); });

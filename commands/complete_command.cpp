@@ -42,14 +42,15 @@ void to_json(nlohmann::ordered_json& j, const Suggestion& r) {
   j["score"] = score_json(r.score);
 }
 void to_json(nlohmann::ordered_json& j, const Pushed& r) {
-  j = {{"list", r.list}};
+  j = {{"name", r.list}, {"list", r.list}};  // list: the name's old field (deprecated)
   put_text(j, "item", r.item);
   j["length"] = r.length;
 }
 std::string to_text(const Pushed& r) { return std::to_string(r.length); }
 
 void to_json(nlohmann::ordered_json& j, const AddSummary& r) {
-  j = {{"index", r.index}, {"terms", r.terms}, {"added", r.added}};
+  // index: the name's old field, kept one release (deprecated)
+  j = {{"name", r.index}, {"index", r.index}, {"terms", r.terms}, {"added", r.added}};
 }
 std::string to_text(const AddSummary& r) {
   return fmt::format("index: {}\nterms: {}\nadded: {}\n", escape_text(r.index), r.terms, r.added);
@@ -90,7 +91,10 @@ int run_add(Context& ctx, const CompleteArgs& a) {
                    }
                    print_items(
                        ctx, a.summary, results,
-                       [](nlohmann::ordered_json& j, const complete::Added& r) { to_json(j, r); },
+                       [&a](nlohmann::ordered_json& j, const complete::Added& r) {
+                         to_json(j, r);
+                         name_first(j, a.index);
+                       },
                        [](const complete::Added& r) -> std::optional<std::string> {
                          if (r.added) return r.term;
                          return std::nullopt;
@@ -108,7 +112,10 @@ int run_remove(Context& ctx, const CompleteArgs& a) {
                    for (const auto& r : results) missing += r.removed ? 0 : 1;
                    print_items(
                        ctx, false, results,
-                       [](nlohmann::ordered_json& j, const complete::Removed& r) { to_json(j, r); },
+                       [&a](nlohmann::ordered_json& j, const complete::Removed& r) {
+                         to_json(j, r);
+                         name_first(j, a.index);
+                       },
                        [](const complete::Removed& r) -> std::optional<std::string> {
                          if (r.removed) return r.term;
                          return std::nullopt;
@@ -120,16 +127,18 @@ int run_remove(Context& ctx, const CompleteArgs& a) {
   return missing > 0 ? kNo : kYes;
 }
 
-void print_suggestions(Context& ctx, const complete::Suggestions& s, bool items) {
+void print_suggestions(Context& ctx, const std::string& name, const complete::Suggestions& s,
+                       bool items) {
   print_items(
       ctx, false, s.terms,
-      [items](nlohmann::ordered_json& j, const complete::Suggestion& r) {
+      [items, &name](nlohmann::ordered_json& j, const complete::Suggestion& r) {
         if (items) {
           j = nlohmann::ordered_json::object();
           complete::put_text(j, "item", r.term);
         } else {
           to_json(j, r);
         }
+        name_first(j, name);
       },
       [](const complete::Suggestion& r) -> std::optional<std::string> { return r.term; });
   if (s.terms.empty()) ctx.out().note(fmt::format("rcoord: nothing starts with '{}'", s.prefix));
@@ -137,7 +146,7 @@ void print_suggestions(Context& ctx, const complete::Suggestions& s, bool items)
 
 int run_suggest(Context& ctx, const CompleteArgs& a) {
   auto s = complete::suggest(ctx.conn(), ctx.keys(), a.index, a.prefix, a.limit);
-  print_suggestions(ctx, s, false);
+  print_suggestions(ctx, a.index, s, false);
   return s.terms.empty() ? kNo : kYes;
 }
 
@@ -148,7 +157,7 @@ int run_recent_push(Context& ctx, const CompleteArgs& a) {
 
 int run_recent_suggest(Context& ctx, const CompleteArgs& a) {
   auto s = complete::recent_suggest(ctx.conn(), ctx.keys(), a.index, a.prefix, a.limit);
-  print_suggestions(ctx, s, true);
+  print_suggestions(ctx, a.index, s, true);
   return s.terms.empty() ? kNo : kYes;
 }
 

@@ -95,6 +95,7 @@ void Context::resolve(const std::string& command) {
   for (auto& e : settings_.endpoints) e.client_name = name;
   keys_ = Keys(settings_.prefix, settings_.history);
   printer_ = Printer(settings_.format, settings_.quiet);
+  Printer::set_json_errors(settings_.format == Format::kJson);
 }
 
 void Context::set_chosen(std::string verb, std::string object) {

@@ -12,8 +12,10 @@ namespace {
 template <typename Target>
 CLI::Option* add_old_wait(CLI::App* verb, const std::string& old_flag, CLI::Option* wait,
                           Target& target, Context& ctx) {
-  std::string verb_path = verb->get_parent() != nullptr
-                              ? verb->get_parent()->get_name() + " " + verb->get_name()
+  // `signal wait`; a command without a group (`history`) is its name alone.
+  const CLI::App* group = verb->get_parent();
+  std::string verb_path = group != nullptr && group->get_parent() != nullptr
+                              ? group->get_name() + " " + verb->get_name()
                               : verb->get_name();
   std::string new_flag = wait->get_name();
   return verb

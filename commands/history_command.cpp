@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "deprecated_wait.hpp"
 #include "errors.hpp"
 #include "holder_view.hpp"
 #include "identity.hpp"
@@ -109,11 +110,12 @@ void print(Context& ctx, const history::Event& e, const std::string& type,
 }
 
 // --follow: a blocking read after the newest entry, again and again, until Ctrl-C or
-// --timeout (exit 0 either way).
+// --wait (exit 0 either way).
 int follow(Context& ctx, const std::string& key, std::string after, const std::string& type,
            const HistoryArgs& a) {
   signals::install();
-  auto deadline = a.timeout ? Clock::now() + *a.timeout : Clock::time_point::max();
+  bool endless = !a.timeout || *a.timeout == Millis::max();  // --wait forever, or none
+  auto deadline = endless ? Clock::time_point::max() : Clock::now() + *a.timeout;
   for (;;) {
     auto left = std::chrono::duration_cast<Millis>(deadline - Clock::now());
     if (left.count() <= 0) return kYes;
@@ -210,11 +212,13 @@ void add_history(CLI::App& app, Context& ctx) {
       ->transform(decimal_in(1, 1'000'000));
   add_duration(h, "--since", args->since, "Only events of the last DUR (by the server's clock)");
   h->add_flag("--follow,-f", args->follow,
-              "Go on printing events as they happen (a blocking read) until Ctrl-C or --timeout");
-  add_duration(h, "--timeout", args->timeout,
-               "With --follow, stop after DUR and exit 0; the global I/O --timeout goes before "
-               "the command",
-               positive("1m"));
+              "Go on printing events as they happen (a blocking read) until Ctrl-C or --wait");
+  // --wait, as every verb that waits; the verb-level --timeout it replaces stays one release
+  // as a deprecated spelling (it hid the global I/O --timeout after this verb).
+  auto* wait =
+      add_wait(h, "-w,--wait", args->timeout,
+               "With --follow, stop after DUR (or never: forever, the default) and exit 0");
+  add_deprecated_wait(h, "--timeout", wait, args->timeout, ctx);
   h->footer(
       "Each lock, semaphore, election and queue keeps its last --history events (default 100)\n"
       "for 7 days after the newest. Exit 0 when the object has a history (even if no event\n"
@@ -223,7 +227,7 @@ void add_history(CLI::App& app, Context& ctx) {
       "Examples:\n"
       "  rcoord history nightly-backup\n"
       "  rcoord history nightly-backup --since 24h --type lock\n"
-      "  rcoord -o json history jobs --type queue --follow --timeout 10m");
+      "  rcoord -o json history jobs --type queue --follow --wait 10m");
   on_parse(h, ctx, args, run_history);
 }
 

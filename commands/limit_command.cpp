@@ -84,7 +84,7 @@ std::string to_text(const MultiWaited& r) {
 }
 
 void to_json(nlohmann::ordered_json& j, const Reset& r) {
-  j = {{"reset", r.reset}, {"key", r.key}};
+  j = {{"reset", r.reset}, {"name", r.key}, {"key", r.key}};  // key: deprecated alias
 }
 std::string to_text(const Reset& r) { return r.reset ? "reset" : ""; }
 
@@ -170,14 +170,15 @@ int run_check(Context& ctx, const LimitArgs& a) {
   auto ps = params_of(a);
   if (ps.size() > 1) {
     auto d = limit::check(ctx.conn(), ctx.keys(), a.key, ps);
-    emit_made(ctx, d,
+    emit_made(ctx, named(a.key, d),
               d.decision.allowed ? fmt::format("limit '{}': allowed and counted", a.key) : "");
     if (!d.decision.allowed) note_denied(ctx, a, ps, d);
     return d.decision.allowed ? kYes : kNo;
   }
   const auto& p = ps.front();
   auto d = limit::check(ctx.conn(), ctx.keys(), a.key, p);
-  emit_made(ctx, d, d.allowed ? fmt::format("limit '{}': allowed and counted", a.key) : "");
+  emit_made(ctx, named(a.key, d),
+            d.allowed ? fmt::format("limit '{}': allowed and counted", a.key) : "");
   if (!d.allowed) note_denied(ctx, a, p, d);
   return d.allowed ? kYes : kNo;
 }
@@ -187,14 +188,14 @@ int run_status(Context& ctx, const LimitArgs& a) {
   if (ps.size() > 1) {
     return run_watched(ctx, a.watch, [&] {
       auto d = limit::status(ctx.conn(), ctx.keys(), a.key, ps);
-      ctx.out().emit(d);
+      ctx.out().emit(named(a.key, d));
       return d.decision.allowed ? kYes : kNo;
     });
   }
   const auto& p = ps.front();
   return run_watched(ctx, a.watch, [&] {
     auto d = limit::status(ctx.conn(), ctx.keys(), a.key, p);
-    ctx.out().emit(d);
+    ctx.out().emit(named(a.key, d));
     return d.allowed ? kYes : kNo;
   });
 }
@@ -203,7 +204,7 @@ int run_status(Context& ctx, const LimitArgs& a) {
 // allows, or no chance within --wait.
 int run_wait_rates(Context& ctx, const LimitArgs& a, const std::vector<limit::Params>& ps) {
   auto w = limit::wait(ctx.conn(), ctx.keys(), a.key, ps, a.max_wait);
-  emit_made(ctx, w,
+  emit_made(ctx, named(a.key, w),
             w.result.decision.allowed ? fmt::format("limit '{}': allowed and counted", a.key) : "");
   const auto& d = w.result.decision;
   if (d.allowed) return kYes;
@@ -224,7 +225,7 @@ int run_wait(Context& ctx, const LimitArgs& a) {
   if (ps.size() > 1) return run_wait_rates(ctx, a, ps);
   const auto& p = ps.front();
   auto w = limit::wait(ctx.conn(), ctx.keys(), a.key, p, a.max_wait);
-  emit_made(ctx, w,
+  emit_made(ctx, named(a.key, w),
             w.decision.allowed ? fmt::format("limit '{}': allowed and counted", a.key) : "");
   if (!w.decision.allowed) {
     if (p.never()) {

@@ -261,6 +261,27 @@ bool asks_for_help(int argc, char** argv) {
   return false;
 }
 
+// Whether the words before `--` ask for JSON output (-o json, --output=json, --json): then
+// an error found before the settings are resolved (a command line that does not parse) is
+// told as JSON too. As the settings do: --json wins, else the last -o.
+bool asks_for_json(int argc, char** argv) {
+  bool json = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--") break;
+    std::string_view next = i + 1 < argc ? std::string_view(argv[i + 1]) : std::string_view();
+    if (arg == "--json") return true;
+    if (arg == "-o" || arg == "--output") {
+      json = next == "json";
+    } else if (arg.starts_with("--output=")) {
+      json = arg.substr(9) == "json";
+    } else if (arg.starts_with("-o") && arg.size() > 2 && arg[2] != '-') {
+      json = arg.substr(arg[2] == '=' ? 3 : 2) == "json";
+    }
+  }
+  return json;
+}
+
 // whole_tree: register every global option. Otherwise only those the command line names are
 // (registering one costs CLI11 some 20,000 instructions, a tenth of a millisecond for all of
 // them): a command line that does not parse is parsed again with all of them, so that its
@@ -268,6 +289,7 @@ bool asks_for_help(int argc, char** argv) {
 int run(int argc, char** argv, bool whole_tree) {
   occupy_closed_stdio();
   rcoord::signals::ignore_sigpipe();
+  rcoord::Printer::set_json_errors(asks_for_json(argc, argv));
   rcoord::cmd::Context ctx;
   CLI::App app{"rcoord: locks, semaphores and other coordination primitives on Redis", "rcoord"};
   app.set_help_flag("--help", "Print help and exit");
@@ -339,10 +361,13 @@ int run(int argc, char** argv, bool whole_tree) {
     rcoord::Printer::error(e);
     return e.code();
   } catch (const rcoord::Error& e) {
-    rcoord::Printer::error(e);
     if (e.code() == rcoord::kInterrupted && rcoord::signals::pending() != 0) {
-      return 128 + rcoord::signals::pending();
+      // 128 + the signal, as a shell reports it: the JSON line names that exit code too.
+      int code = 128 + rcoord::signals::pending();
+      rcoord::Printer::error(rcoord::Error(static_cast<rcoord::Exit>(code), e.what(), e.hint()));
+      return code;
     }
+    rcoord::Printer::error(e);
     return e.code();
   } catch (const std::exception& e) {
     rcoord::Printer::error(rcoord::Error(

@@ -12,16 +12,25 @@
 
 namespace rcoord::server {
 
+namespace {
+
+// JSON times are whole milliseconds (`*_ms`): a round trip is rounded up, so that one that
+// took any time at all is never shown as 0; -1 (no answer) stays -1.
+std::int64_t rtt_ms(std::int64_t rtt_us) { return rtt_us < 0 ? -1 : (rtt_us + 999) / 1000; }
+
+}  // namespace
+
+// rtt_us: the microseconds of rtt_ms, kept one release (deprecated).
 void to_json(nlohmann::ordered_json& j, const Ping& r) {
-  j = {{"url", r.url},
-       {"server", r.server},
-       {"version", r.version},
-       {"mode", r.mode},
-       {"rtt_us", r.rtt_us}};
+  j = {{"url", r.url},   {"server", r.server},         {"version", r.version},
+       {"mode", r.mode}, {"rtt_ms", rtt_ms(r.rtt_us)}, {"rtt_us", r.rtt_us}};
   if (r.nodes.empty()) return;
   auto& nodes = j["nodes"] = nlohmann::ordered_json::array();
   for (const auto& n : r.nodes) {
-    nlohmann::ordered_json node = {{"address", n.address}, {"role", n.role}, {"rtt_us", n.rtt_us}};
+    nlohmann::ordered_json node = {{"address", n.address},
+                                   {"role", n.role},
+                                   {"rtt_ms", rtt_ms(n.rtt_us)},
+                                   {"rtt_us", n.rtt_us}};
     if (!n.error.empty()) node["error"] = n.error;
     nodes.push_back(std::move(node));
   }
@@ -48,8 +57,16 @@ std::string to_text(const Ping& r) {
 
 namespace rcoord::inventory {
 
+// The prose `state` for people, and its parts as fields for programs (as `top -o json`):
+// null where a field means nothing for the type. expires_in_ms only for what expires.
 void to_json(nlohmann::ordered_json& j, const Object& r) {
+  auto or_null = [](std::int64_t v) {
+    return v < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(v);
+  };
   j = {{"type", r.type}, {"name", r.name}, {"state", r.state}};
+  j["holder"] = r.holder.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(r.holder);
+  j["waiting"] = or_null(r.waiting);
+  j["ttl_ms"] = or_null(r.ttl_ms);
   if (r.expires_in_ms >= 0) j["expires_in_ms"] = r.expires_in_ms;
 }
 

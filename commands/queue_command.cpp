@@ -53,13 +53,14 @@ struct QueueArgs {
 };
 
 // Messages to stdout: JSON Lines, or byte-exact text records.
-void print_messages(Context& ctx, const std::vector<queue::Message>& messages,
-                    queue::RecordStyle style) {
+void print_messages(Context& ctx, const std::string& name,
+                    const std::vector<queue::Message>& messages, queue::RecordStyle style) {
   if (ctx.out().json()) {
     if (ctx.out().quiet()) return;
     for (const auto& m : messages) {
       nlohmann::ordered_json j;
       queue::to_json(j, m);
+      name_first(j, name);
       ctx.out().write_json(j);
     }
     return;
@@ -165,7 +166,7 @@ int run_pop(Context& ctx, const QueueArgs& a) {
     return kNo;
   }
   try {
-    print_messages(ctx, r.messages, {!plain, a.nul ? '\0' : '\n'});
+    print_messages(ctx, a.name, r.messages, {!plain, a.nul ? '\0' : '\n'});
   } catch (const OutputError&) {
     give_back_messages(ctx, a.name, r.messages, *o.ack_timeout);
     throw;
@@ -240,6 +241,7 @@ int run_peek_in_flight(Context& ctx, const QueueArgs& a) {
       who.erase("acquired_at");
     }
     j.update(who);
+    name_first(j, a.name);
     ctx.out().write_json(j);
   }
   return kYes;
@@ -252,13 +254,13 @@ int run_peek(Context& ctx, const QueueArgs& a) {
     ctx.out().note(fmt::format("rcoord: queue '{}' has no ready message", a.name));
     return kNo;
   }
-  print_messages(ctx, messages, {false, a.nul ? '\0' : '\n'});
+  print_messages(ctx, a.name, messages, {false, a.nul ? '\0' : '\n'});
   return kYes;
 }
 
 int run_stats(Context& ctx, const QueueArgs& a) {
   return run_watched(ctx, a.watch, [&] {
-    ctx.out().emit(queue::stats(ctx.conn(), ctx.keys(), a.name));
+    ctx.out().emit(named(a.name, queue::stats(ctx.conn(), ctx.keys(), a.name)));
     return kYes;
   });
 }
@@ -271,7 +273,7 @@ int run_dead(Context& ctx, const QueueArgs& a) {
     std::int64_t want = a.count_given ? std::min(kPage, a.count - listed) : kPage;
     if (want <= 0) break;
     auto page = queue::dead(ctx.conn(), ctx.keys(), a.name, listed, want);
-    print_messages(ctx, page, {true, a.nul ? '\0' : '\n'});
+    print_messages(ctx, a.name, page, {true, a.nul ? '\0' : '\n'});
     listed += static_cast<std::int64_t>(page.size());
     if (static_cast<std::int64_t>(page.size()) < want) break;
   }

@@ -11,15 +11,16 @@
 namespace rcoord::signaling {
 
 void to_json(nlohmann::ordered_json& j, const Sent& r) {
-  j = {{"channel", r.channel}, {"receivers", r.receivers}};
+  // channel: the name's old field, kept one release (deprecated)
+  j = {{"name", r.channel}, {"channel", r.channel}, {"receivers", r.receivers}};
 }
 std::string to_text(const Sent& r) { return std::to_string(r.receivers); }
 
 void to_json(nlohmann::ordered_json& j, const Received& r) {
   if (r.received) {
-    j = {{"received", true}, {"channel", r.channel}, {"data", r.data}};
+    j = {{"received", true}, {"name", r.channel}, {"channel", r.channel}, {"data", r.data}};
   } else {
-    j = {{"received", false}, {"channel", r.channel}};
+    j = {{"received", false}, {"name", r.channel}, {"channel", r.channel}};
   }
 }
 // One line per message: its data as sent.

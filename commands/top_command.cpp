@@ -338,12 +338,10 @@ class TopScreen {
   std::string detail_message_;
 };
 
+// The same object as `ls -o json` shows it.
 nlohmann::ordered_json row_json(const live::Row& row) {
-  const auto& o = row.object;
-  nlohmann::ordered_json j = {{"type", o.type}, {"name", o.name}, {"state", o.state}};
-  j["holder"] = o.holder.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(o.holder);
-  j["waiting"] = o.waiting < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(o.waiting);
-  j["ttl_ms"] = o.ttl_ms < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(o.ttl_ms);
+  nlohmann::ordered_json j;
+  inventory::to_json(j, row.object);
   return j;
 }
 

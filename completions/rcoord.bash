@@ -74,7 +74,7 @@ _rcoord_verb_opts() {
     'top') echo '--type --interval' ;;
     'metrics') echo '--type --textfile' ;;
     'rm') echo '--type --force --dry-run' ;;
-    'history') echo '--type --limit --since -f --follow --timeout' ;;
+    'history') echo '--type --limit --since -f --follow -w --wait' ;;
   esac
 }
 # True when a verb runs a child command after --.

@@ -14,6 +14,8 @@
 namespace rcoord {
 namespace {
 
+bool json_errors = false;  // Printer::set_json_errors
+
 bool stderr_colour() {
   static const bool colour = isatty(STDERR_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr;
   return colour;
@@ -66,6 +68,14 @@ std::string dump_json(const nlohmann::ordered_json& j) {
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
+void name_first(nlohmann::ordered_json& j, std::string_view name) {
+  nlohmann::ordered_json out{{"name", std::string(name)}};
+  for (const auto& [field, value] : j.items()) {
+    if (field != "name") out[field] = value;
+  }
+  j = std::move(out);
+}
+
 void Printer::write_json(const nlohmann::ordered_json& j) const {
   if (quiet_) return;
   std::string line = dump_json(j);
@@ -99,7 +109,17 @@ void Printer::warn(std::string_view line) { write_stderr("\033[33m", mask_urls_i
 
 void Printer::error(const Error& e) {
   // The hint is rcoord's own text (it may show a URL template): only what() is masked.
-  write_stderr("\033[31m", format_error(Error(e.code(), mask_urls_in(e.what()), e.hint())));
+  std::string what = mask_urls_in(e.what());
+  write_stderr("\033[31m", format_error(Error(e.code(), what, e.hint())));
+  if (!json_errors) return;
+  nlohmann::ordered_json j{{"error", what}};
+  if (!e.hint().empty()) j["hint"] = e.hint();
+  j["exit_code"] = static_cast<int>(e.code());
+  std::string line = dump_json(j);  // escaped by JSON itself: one line, no control byte
+  line += '\n';
+  std::fwrite(line.data(), 1, line.size(), stderr);
 }
+
+void Printer::set_json_errors(bool on) { json_errors = on; }
 
 }  // namespace rcoord

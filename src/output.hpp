@@ -67,8 +67,13 @@ class Printer {
   void note(std::string_view line);
   /// A warning that must be seen whatever the format (e.g. a lock that could not be released).
   static void warn(std::string_view line);
-  /// The one-line error message of SPEC §2.
+  /// The one-line error message of SPEC §2. In JSON mode (set_json_errors) a second line
+  /// follows it on stderr: `{"error":WHAT,"hint":HINT,"exit_code":N}` (no hint when there is
+  /// none), so that a program reading JSON gets the failure as JSON too.
   static void error(const Error& e);
+  /// Whether error() adds its JSON line: set from -o json/--json on the command line before
+  /// it is parsed, then from the settings once they are resolved.
+  static void set_json_errors(bool on);
 
  private:
   Format format_ = Format::kText;
@@ -77,5 +82,30 @@ class Printer {
 
 /// Dumps JSON that may carry binary strings: invalid UTF-8 bytes become U+FFFD.
 std::string dump_json(const nlohmann::ordered_json& j);
+
+/// Puts `"name": name` first in the object `j` (the one naming rule of JSON output: every
+/// result names its object `name`), replacing a `name` it had.
+void name_first(nlohmann::ordered_json& j, std::string_view name);
+
+/// A result whose type does not carry its object's name (a limit's decision, a queue's
+/// message): JSON gets `name` first (name_first), text is the result's own.
+template <typename T>
+struct Named {
+  std::string_view name;
+  const T& result;
+};
+template <typename T>
+Named<T> named(std::string_view name, const T& result) {
+  return {name, result};
+}
+template <typename T>
+void to_json(nlohmann::ordered_json& j, const Named<T>& r) {
+  to_json(j, r.result);
+  name_first(j, r.name);
+}
+template <typename T>
+std::string to_text(const Named<T>& r) {
+  return to_text(r.result);
+}
 
 }  // namespace rcoord

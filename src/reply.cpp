@@ -15,11 +15,15 @@ bool starts_with(std::string_view s, std::string_view prefix) {
 
 std::string error_text(const redisReply* r) { return {r->str, r->len}; }
 
+// A command refused because the client never authenticated. Redis answers a long command
+// (a script's many arguments) from such a client with a protocol error instead of NOAUTH,
+// and closes: it is the same missing password.
+bool is_noauth_error(std::string_view msg) {
+  return starts_with(msg, "NOAUTH") || starts_with(msg, "ERR Protocol error: unauthenticated");
+}
+
 bool is_auth_error(std::string_view msg) {
-  // Redis answers a long command from an unauthenticated client with a protocol error
-  // instead of NOAUTH: it is the same missing password.
-  return starts_with(msg, "NOAUTH") || starts_with(msg, "WRONGPASS") ||
-         starts_with(msg, "ERR Protocol error: unauthenticated") ||
+  return is_noauth_error(msg) || starts_with(msg, "WRONGPASS") ||
          starts_with(msg, "ERR invalid password") || starts_with(msg, "ERR AUTH");
 }
 
@@ -75,7 +79,26 @@ bool is_auth_reply(const redisReply* r) {
   return r != nullptr && r->type == REDIS_REPLY_ERROR && is_auth_error(error_text(r));
 }
 
+bool refused_unrun(const Error& e) {
+  std::string_view what = e.what();
+  return e.code() == kConnection &&
+         (starts_with(what, kNoAuthWhat) || what.find(kDeniedWhat) != std::string_view::npos);
+}
+
+bool is_denied_reply(const redisReply* r) {
+  return r != nullptr && r->type == REDIS_REPLY_ERROR && starts_with(error_text(r), "DENIED ");
+}
+
 Error reply_error(const std::string& msg, std::string_view what) {
+  // A password given and refused fails the handshake (Session::handshake): a command refused
+  // for want of one means none was given. The protocol error Redis answers a long command
+  // with says nothing of a password: NOAUTH is the word to search for.
+  if (is_noauth_error(msg)) {
+    return {kConnection,
+            fmt::format("{}: the server needs a password and none was given{}", kNoAuthWhat,
+                        starts_with(msg, "NOAUTH") ? "" : fmt::format("; it answered: {}", msg)),
+            kNoPasswordHint};
+  }
   if (is_auth_error(msg)) {
     return {kConnection, fmt::format("authentication required: {}", msg), kAuthHint};
   }

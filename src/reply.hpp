@@ -53,6 +53,21 @@ class ReplyParser {
 /// What to do about a missing or wrong password.
 inline constexpr const char* kAuthHint =
     "check --user and the password (--password-file, RCOORD_PASSWORD)";
+/// What to do when the server wants a password and none was given.
+inline constexpr const char* kNoPasswordHint =
+    "give the password with --password-file FILE, RCOORD_PASSWORD or REDISCLI_AUTH, or in the "
+    "URL as redis://:PASSWORD@HOST:PORT; add --user NAME for an ACL user";
+/// How the message of a command refused for want of a password begins (reply_error()).
+inline constexpr std::string_view kNoAuthWhat = "authentication required (NOAUTH)";
+/// What the message of a protected-mode refusal holds (Transport).
+inline constexpr std::string_view kDeniedWhat = "refused this client: DENIED ";
+
+/// True for an error that says that the server refused the client before running anything:
+/// a command of a client that has not authenticated, or protected mode. Nothing was taken,
+/// and a new connection would be refused as well.
+bool refused_unrun(const Error& e);
+/// True for Redis's protected-mode refusal (`DENIED ...`), sent as a new connection opens.
+bool is_denied_reply(const redisReply* r);
 
 /// True for an error reply saying that the server wants a password, or another one.
 bool is_auth_reply(const redisReply* r);

@@ -334,7 +334,9 @@ Reply taking(Connection& conn, const std::function<Reply()>& take,
       give_back_after_lost_reply(conn, give_back, budget);
       throw;
     }
-    if (e.code() != kConnection) throw;
+    // Refused for want of a password, or by protected mode, the request ran nothing: nothing
+    // to give back, and a new connection would be refused as well.
+    if (e.code() != kConnection || refused_unrun(e)) throw;
     bool confirmed = give_back_after_lost_reply(conn, give_back, budget);
     throw Error(kConnection, e.what(),
                 fmt::format("{}; {}", e.hint(),

@@ -14,6 +14,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -127,8 +128,9 @@ void Transport::fail(const std::string& what, const std::string& hint) {
 void Transport::connect(const Endpoint& endpoint, const Deadline& deadline) {
   close();
   peer_ = endpoint.describe();
+  auto started = Clock::now();
   connect_socket(endpoint, deadline);
-  if (endpoint.tls) start_tls(endpoint, deadline);
+  if (endpoint.tls) start_tls(endpoint, deadline, Clock::now() - started);
   try {
     parser_ = std::make_unique<ReplyParser>();
   } catch (const Error& e) {
@@ -241,6 +243,7 @@ Transport::OwnedFd Transport::connect_tcp(const sockaddr_storage& address, sockl
   while (Clock::now() < deadline.at) {
     auto until = attempts.size() < kMaxAttempts ? std::min(deadline.at, next_attempt) : deadline.at;
     std::vector<pollfd> polled;
+    polled.reserve(attempts.size());
     for (const auto& fd : attempts) polled.push_back({fd.get(), POLLOUT, 0});
     int n = poll_until(polled.data(), polled.size(), until);
     if (n < 0)
@@ -266,7 +269,8 @@ Transport::OwnedFd Transport::connect_tcp(const sockaddr_storage& address, sockl
        "check the address, or raise --timeout");
 }
 
-void Transport::start_tls(const Endpoint& endpoint, const Deadline& deadline) {
+void Transport::start_tls(const Endpoint& endpoint, const Deadline& deadline,
+                          Clock::duration connect_took) {
   const TlsSettings& t = endpoint.tls_settings;
   tls_ctx_.reset(SSL_CTX_new(TLS_client_method()));
   if (!tls_ctx_) fail("cannot set up TLS", tls_error_text());
@@ -316,6 +320,11 @@ void Transport::start_tls(const Endpoint& endpoint, const Deadline& deadline) {
       SSL_set1_host(tls, name.c_str());
     }
   }
+  // When to ask whether the port speaks plain Redis (answers_plain_redis): a TLS server
+  // answers the ClientHello in one round trip, which the TCP connect took too.
+  auto probe_at =
+      Clock::now() + std::clamp<Clock::duration>(4 * connect_took, Millis(100), Millis(1000));
+  bool probed = false;
   for (;;) {
     ERR_clear_error();
     int rc = SSL_connect(tls);
@@ -337,11 +346,69 @@ void Transport::start_tls(const Endpoint& endpoint, const Deadline& deadline) {
            "check that this port speaks TLS, and --tls-cert/--tls-key if the server "
            "requires a client certificate");
     }
-    if (!wait_for(wait, deadline)) {
-      fail(fmt::format("TLS handshake with {} timed out {}", peer_, deadline.missed("after")),
-           "check that this port speaks TLS, or raise --timeout");
+    // Until the probe, the wait ends at probe_at; after it, at the deadline.
+    Deadline until =
+        probed ? deadline
+               : Deadline{std::min(deadline.at, probe_at), deadline.timeout, deadline.capped};
+    if (wait_for(wait, until)) continue;
+    if (!probed && Clock::now() < deadline.at) {
+      probed = true;
+      if (answers_plain_redis(deadline, wait)) {
+        fail(fmt::format("the server at {} did not answer TLS: it speaks plain Redis on this "
+                         "port",
+                         peer_),
+             "drop TLS: use redis:// instead of rediss://, without --tls; or use the "
+             "server's TLS port");
+      }
+      continue;
     }
+    fail(fmt::format("TLS handshake with {} timed out {}", peer_, deadline.missed("after")),
+         "check that this port speaks TLS, or raise --timeout");
   }
+}
+
+// A plain Redis port reads a TLS ClientHello as the start of an inline command and waits for
+// its end without a word, so a handshake with it would last the whole --timeout. Once the
+// handshake has stalled for a few connect times, a second connection asks the same address a
+// plain PING: a RESP answer ('+PONG', '-NOAUTH', '-DENIED') means the port is not TLS. A TLS
+// server only drops that connection (a bad record), and the handshake goes on; so it does as
+// soon as the handshake's own socket is ready (`handshake_wait`), whatever the probe got.
+bool Transport::answers_plain_redis(const Deadline& deadline, short handshake_wait) {
+  sockaddr_storage address{};
+  socklen_t length = sizeof(address);
+  if (getpeername(fd_.get(), reinterpret_cast<sockaddr*>(&address), &length) != 0) return false;
+  OwnedFd probe(::socket(address.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (probe.get() < 0) return false;
+  if (::connect(probe.get(), reinterpret_cast<const sockaddr*>(&address), length) != 0 &&
+      errno != EINPROGRESS) {
+    return false;
+  }
+  // Whether the probe is ready for `events` before the handshake's socket is, by `deadline`.
+  auto probe_first = [&](short events) {
+    for (;;) {
+      auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.at - Clock::now());
+      if (left.count() <= 0) return false;
+      timespec ts{static_cast<time_t>(left.count() / 1'000'000'000),
+                  static_cast<long>(left.count() % 1'000'000'000)};
+      pollfd polled[2] = {{probe.get(), events, 0}, {fd_.get(), handshake_wait, 0}};
+      int n = ppoll(polled, 2, &ts, signals::wait_mask());
+      if (n > 0) return polled[1].revents == 0;
+      if (n == 0 || errno != EINTR) return false;
+      if (signals::wait_mask() != nullptr && signals::pending() != 0) {
+        abort();
+        throw Error(kInterrupted, fmt::format("interrupted by signal {}", signals::pending()));
+      }
+    }
+  };
+  if (!probe_first(POLLOUT)) return false;
+  constexpr std::string_view kPing = "PING\r\n";
+  if (::send(probe.get(), kPing.data(), kPing.size(), MSG_NOSIGNAL) !=
+      static_cast<ssize_t>(kPing.size())) {
+    return false;
+  }
+  if (!probe_first(POLLIN)) return false;
+  char first = 0;
+  return ::recv(probe.get(), &first, 1, 0) == 1 && (first == '+' || first == '-');
 }
 
 Transport::Io Transport::send_some(std::string_view data) {
@@ -450,9 +517,30 @@ Reply Transport::next_parsed() {
   return r;
 }
 
+void Transport::check_closing(const Reply& r) {
+  if (r->type != REDIS_REPLY_ERROR) return;
+  std::string text(r->str, r->len);
+  if (text.starts_with("ERR Protocol error: unauthenticated")) {
+    // The server closes the connection after it: the replies still owed would only say
+    // "closed by the server".
+    abort();
+    throw reply_error(text, "command");
+  }
+  if (!is_denied_reply(r.get())) return;
+  // Sent as the connection opens, before any command is read, then the server closes: it
+  // would otherwise be taken for the reply to CLIENT SETNAME, or lost to the close. Its
+  // words say how to mend it.
+  fail(fmt::format("the server at {} {}{}", peer_, kDeniedWhat, text.substr(7)),
+       "it serves clients from other hosts only with a password set, which rcoord then needs "
+       "from --password-file or RCOORD_PASSWORD, or with protected mode off, as it says");
+}
+
 Reply Transport::read_reply(const Deadline& deadline) {
   for (;;) {
-    if (Reply r = next_parsed()) return r;
+    if (Reply r = next_parsed()) {
+      check_closing(r);
+      return r;
+    }
     if (read_some()) continue;
     if (!wait_for(pending_wait_, deadline)) {
       fail(fmt::format("no reply from {} {}", peer_, deadline.missed("within")),
@@ -463,7 +551,10 @@ Reply Transport::read_reply(const Deadline& deadline) {
 
 Reply Transport::poll_reply(const Deadline& deadline) {
   for (;;) {
-    if (Reply r = next_parsed()) return r;
+    if (Reply r = next_parsed()) {
+      check_closing(r);
+      return r;
+    }
     // Read before polling: a TLS session may hold decrypted bytes the socket no longer shows.
     if (read_some()) continue;
     if (!wait_for(pending_wait_, deadline)) return nullptr;

@@ -94,11 +94,21 @@ class Transport {
   /// A TCP connection to `address`, with more attempts beside the first when it goes
   /// unanswered (a lost SYN); fails (throws) by `deadline`.
   OwnedFd connect_tcp(const sockaddr_storage& address, socklen_t length, const Deadline& deadline);
-  void start_tls(const Endpoint& endpoint, const Deadline& deadline);
+  /// The TLS handshake on the connected socket, whose TCP connect took `connect_took`.
+  void start_tls(const Endpoint& endpoint, const Deadline& deadline,
+                 std::chrono::steady_clock::duration connect_took);
+  /// Whether the address of this socket answers a plain PING on a new connection (a RESP
+  /// reply) by `deadline`, before this socket is ready for `handshake_wait`: a plain port
+  /// where TLS was asked for.
+  bool answers_plain_redis(const Deadline& deadline, short handshake_wait);
   /// Reads what the socket has into the parser; false when it would block.
   bool read_some();
   /// The next reply already parsed from what was read, or nullptr.
   Reply next_parsed();
+  /// Fails with the server's words when `r` is an error after which the server closes the
+  /// connection: a protected-mode refusal (DENIED), a command of a client that has not
+  /// authenticated refused as a protocol error (reply_error()).
+  void check_closing(const Reply& r);
   Io send_some(std::string_view data);
   Io recv_some(char* buf, std::size_t len);
   /// Io for a failed SSL_read/SSL_write.

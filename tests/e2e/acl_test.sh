@@ -108,7 +108,7 @@ expect 0 "${R[@]}" ls
 expect 1 "${R[@]}" lock acquire acl-shared --wait 10ms --ttl 1s
 expect 0 "${R[@]}" history acl-lock --type lock
 assert_contains "$OUT" "released"
-expect 0 "${R[@]}" history acl-run --type lock --follow --timeout 100ms
+expect 0 "${R[@]}" history acl-run --type lock --follow --wait 100ms
 expect 0 "${R[@]}" history acl-sem --since 1h
 "${R[@]}" signal wait acl-ch --wait 10s >"$TEST_TMP/signal.out" &
 waiter=$!

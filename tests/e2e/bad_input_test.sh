@@ -293,6 +293,48 @@ done
 [ ! -e "$TEST_TMP/ran" ] || fail "a refused command line ran its command"
 pass "typos, a run form's command without --, -n/-s after lock run: exit 2, one line, nothing run"
 
+# --- the operator's first hour: flock's habits, typos, waiting flags ------------------------
+# The mistakes a new operator makes (issue "The operator's first hour", items 3, 4 and 8; the
+# server's refusals of item 5 are in messages_test.sh), each with its exit code and the words
+# that say what to do. CODE|ARGS|WANT: ARGS is eval'd; WANT is on stderr ("" for nothing).
+expect 0 "$RCOORD" lock acquire op-held --ttl 10m
+expect 0 "$RCOORD" limit check op-rate --rate 1/h
+while IFS='|' read -r code args want; do
+  [ -n "$code" ] || continue
+  eval "expect $code \"\$RCOORD\" $args" </dev/null
+  if [ -z "$want" ]; then
+    assert_eq "$ERR" "" "$args"
+  else
+    assert_contains "$ERR" "$want" "$args"
+    # one line besides a deprecation warning (a wait that ran out is a "no": its note)
+    [ "$(printf '%s\n' "$ERR" | grep -vc '^rcoord: warning: ')" -le 1 ] || fail "$args: $ERR"
+  fi
+done <<'CASES'
+2|lock run -n 1 op-job -- true|-n after 'lock run' would choose a Redis database
+2|lock run op-job -n -- true|-n after 'lock run'
+2|lock run -s op-job -- true|--shared
+1|lock run op-held --timeout 10 -- true|to wait for the lock, give --wait
+0|lock run -w 1 op-job -- true|
+0|lock run -x op-job -- true|
+3|lock run op-job -c 'exit 3'|
+2|lock run op-job -c true -- true|-c
+0|lock run op-held -E 0 -- true|
+1|lock run op-held -- true|is busy: held by
+2|lokc op-x|did you mean 'lock'
+2|lock aquire op-x|did you mean 'acquire'
+0|version|
+2|completion bash|no 'completion' command
+2|lock run op-job ls -la|put -- before the command: rcoord lock run op-job -- ls -la
+1|signal wait op-ch --timeout 200ms|--timeout after 'signal wait' is deprecated: write --wait 200ms
+1|latch wait op-latch --timeout 200ms|--timeout after 'latch wait' is deprecated: write --wait 200ms
+0|elect observe op-e --timeout 200ms|--timeout after 'elect observe' is deprecated: write --wait 200ms
+1|limit wait op-rate --rate 1/h --max-wait 200ms|--max-wait after 'limit wait' is deprecated: write --wait 200ms
+0|history op-h --type lock --follow --timeout 200ms|--timeout after 'history' is deprecated: write --wait 200ms
+2|signal wait op-ch --wait 1s --timeout 1s|--timeout and --wait given together
+2|history op-h --follow --wait 1s --timeout 1s|--timeout and --wait given together
+CASES
+pass "flock's habits, typos, a missing -- and the old waiting flags: each its exit code and hint"
+
 # --- malformed and hostile URLs -------------------------------------------------------------
 k10=$(printf 'a%.0s' $(seq 10240))
 for url in redis://127.0.0.1:0 redis://127.0.0.1:-1 redis://127.0.0.1:65536 \

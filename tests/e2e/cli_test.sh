@@ -251,6 +251,10 @@ assert_lines "$ERR" 2
 assert_contains "$ERR" "rcoord: warning: --timeout after 'signal wait' is deprecated: write --wait 200ms"
 expect 0 "$RCOORD" elect observe no-election --timeout 200ms
 assert_contains "$ERR" "--timeout after 'elect observe' is deprecated"
+expect 1 "$RCOORD" latch wait no-latch --timeout 200ms
+assert_contains "$ERR" "--timeout after 'latch wait' is deprecated: write --wait 200ms"
+expect 0 "$RCOORD" history no-history --type lock --follow --timeout 200ms
+assert_contains "$ERR" "--timeout after 'history' is deprecated: write --wait 200ms"
 expect 0 "$RCOORD" limit check flk-rate --rate 1/h
 expect 1 "$RCOORD" limit wait flk-rate --rate 1/h --wait 1s
 assert_contains "$ERR" "cannot allow this within --wait 1s"

@@ -250,7 +250,7 @@ assert_contains "$OUT" '"event":"dead"'
 assert_contains "$OUT" '"event":"replayed"'
 assert_contains "$OUT" '"event":"purged"'
 H=$(name_on lock hist "$M2")
-"$RCOORD" history "$H" --type lock --follow --timeout 20s >"$TEST_TMP/follow.txt" &
+"$RCOORD" history "$H" --type lock --follow --wait 20s >"$TEST_TMP/follow.txt" &
 follower=$!
 track $follower
 wait_blocked "$M2" 1

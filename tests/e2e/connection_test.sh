@@ -91,8 +91,8 @@ for cmd in "bloom add f x" "bloom test f x" "bloom info f" "bloom reserve f --ca
   "pf count p" "complete recent suggest r x" "ls" "queue stats q" "lock status l"; do
   # shellcheck disable=SC2086
   expect 3 "$RCOORD" --url "$AUTH_URL" $cmd </dev/null
-  assert_contains "$ERR" "authentication required"
-  assert_contains "$ERR" "check --user and the password"
+  assert_contains "$ERR" "authentication required (NOAUTH): the server needs a password and none was given"
+  assert_contains "$ERR" "give the password with --password-file FILE"
 done
 pass "a missing password is exit 3 with the hint for every verb, bloom included"
 

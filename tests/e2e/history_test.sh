@@ -167,7 +167,7 @@ assert_eq "$(redis-cli -p "$R_PORT" xlen 'rcoord:{lock:configured}:history')" 2 
 pass "--history 0 records nothing; the log is capped and expires 7 days after its newest event"
 
 # --- --follow ------------------------------------------------------------------------------
-"$RCOORD" -o json history follow --type lock --follow --timeout 20s >"$TEST_TMP/follow" &
+"$RCOORD" -o json history follow --type lock --follow --wait 20s >"$TEST_TMP/follow" &
 follower=$!
 track "$follower"
 wait_blocked "$R_PORT" 1
@@ -179,9 +179,20 @@ took=$(($(now_ms) - sent))
 kill -INT "$follower"
 code=0; wait "$follower" || code=$?
 assert_eq "$code" 0 "--follow ends with exit 0 on Ctrl-C"
-expect 0 "$RCOORD" history follow --follow --timeout 300ms
+start=$(now_ms)
+expect 0 "$RCOORD" history follow --follow --wait 300ms
+[ $(($(now_ms) - start)) -ge 300 ] || fail "--follow --wait 300ms ended before 300ms"
 assert_lines "$OUT" 1 "--follow prints the history first"
-pass "--follow prints an event within a second ($took ms), exits 0 on Ctrl-C and at --timeout"
+assert_eq "$ERR" "" "--wait: no warning"
+# --timeout after the verb: the deprecated spelling of --wait, which warns; both: usage error
+start=$(now_ms)
+expect 0 "$RCOORD" history follow --follow --timeout 300ms
+[ $(($(now_ms) - start)) -ge 300 ] || fail "--follow --timeout 300ms ended before 300ms"
+assert_lines "$OUT" 1 "--follow --timeout prints the history too"
+assert_eq "$ERR" "rcoord: warning: --timeout after 'history' is deprecated: write --wait 300ms (--timeout is the I/O timeout everywhere else)"
+expect 2 "$RCOORD" history follow --follow --timeout 1s --wait 1s
+assert_contains "$ERR" "--timeout and --wait given together"
+pass "--follow prints an event within a second ($took ms), exits 0 on Ctrl-C and at --wait (--timeout: deprecated)"
 
 # --- rm takes the history with the object; ls does not list a history alone ---------------
 "$RCOORD" lock release follow --token "$(field 1 token follow)" >/dev/null

@@ -19,12 +19,14 @@ assert_contains "$ERR" "limit 'deploys' denied: retry in"
 if "$RCOORD" -q limit check deploys --rate 2/h; then fail "the gate let a third deploy through"; fi
 pass "limit check gates a CI job: 0 allowed, 1 denied with a note"
 
-# JSON: exactly the fields of the SPEC, in order; retry_after_ms 0 when allowed
+# JSON: `name` (every result names its object), then exactly the fields of the SPEC, in
+# order; retry_after_ms 0 when allowed
 # (3/h: nothing refills between the checks, however slowly they run)
 for algo in gcra token-bucket sliding-window fixed-window; do
   expect 0 "$RCOORD" --json limit check "j-$algo" --rate 3/h --algo "$algo"
   keys=$(python3 -c 'import json,sys; print(",".join(json.loads(sys.argv[1])))' "$OUT")
-  assert_eq "$keys" "allowed,limit,remaining,retry_after_ms,reset_after_ms" "JSON fields ($algo)"
+  assert_eq "$keys" "name,allowed,limit,remaining,retry_after_ms,reset_after_ms" "JSON fields ($algo)"
+  assert_eq "$(json_field "$OUT" name)" "j-$algo"
   assert_eq "$(json_field "$OUT" allowed)" true
   assert_eq "$(json_field "$OUT" limit)" 3
   assert_eq "$(json_field "$OUT" remaining)" 2
@@ -65,7 +67,7 @@ expect 0 "$RCOORD" limit reset deploys
 assert_eq "$OUT" reset
 expect 0 "$RCOORD" limit check deploys --rate 2/h
 expect 0 "$RCOORD" --json limit reset deploys
-assert_eq "$OUT" '{"reset":true,"key":"deploys"}'
+assert_eq "$OUT" '{"reset":true,"name":"deploys","key":"deploys"}'
 expect 1 "$RCOORD" limit reset deploys
 assert_contains "$ERR" "had no state"
 pass "limit reset deletes the state"

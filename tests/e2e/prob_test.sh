@@ -23,11 +23,11 @@ pass "reserve: sizes, exists (exit 1), bad options (exit 2)"
 expect 0 "$RCOORD" bloom add urls a b a c
 assert_eq "$OUT" $'a\nb\nc' "text lists the new items"
 expect 0 "$RCOORD" bloom add urls a d --json
-assert_eq "$OUT" $'{"item":"a","added":false}\n{"item":"d","added":true}'
+assert_eq "$OUT" $'{"name":"urls","item":"a","added":false}\n{"name":"urls","item":"d","added":true}'
 expect 0 "$RCOORD" bloom test urls a b
 assert_eq "$OUT" $'a\nb'
 expect 1 "$RCOORD" bloom test urls a zzz --json
-assert_eq "$OUT" $'{"item":"a","present":true}\n{"item":"zzz","present":false}'
+assert_eq "$OUT" $'{"name":"urls","item":"a","present":true}\n{"name":"urls","item":"zzz","present":false}'
 expect 1 "$RCOORD" bloom test urls zzz
 assert_eq "$OUT" ""
 assert_contains "$ERR" "'zzz' is not in bloom filter 'urls'"
@@ -47,7 +47,7 @@ expect 0 bash -c "\"$RCOORD\" bloom test urls --json < '$TEST_TMP/items' | grep 
 assert_eq "$OUT" 5000
 printf 'line one\nstill one\0two\0' >"$TEST_TMP/nul"
 expect 0 bash -c "\"$RCOORD\" bloom add urls -0 --json < '$TEST_TMP/nul'"
-assert_eq "$OUT" $'{"item":"line one\\nstill one","added":true}\n{"item":"two","added":true}'
+assert_eq "$OUT" $'{"name":"urls","item":"line one\\nstill one","added":true}\n{"name":"urls","item":"two","added":true}'
 expect 0 "$RCOORD" bloom test urls $'line one\nstill one'
 expect 0 "$RCOORD" --json bloom info urls
 assert_eq "$(json_field "$OUT" items)" $((added + 6))
@@ -76,7 +76,7 @@ pass "a nonscaling filter refuses new items when full (exit 1)"
 expect 0 "$RCOORD" bloom reserve capped --capacity 3 --error-rate 0.01 --expansion 1
 seq 1 400 | sed 's/^/c/' >"$TEST_TMP/capped"
 expect 1 bash -c "\"$RCOORD\" bloom add capped --json < '$TEST_TMP/capped' > '$TEST_TMP/capped.json'"
-grep '"added":true' "$TEST_TMP/capped.json" | cut -d'"' -f4 >"$TEST_TMP/capped.added"
+grep '"added":true' "$TEST_TMP/capped.json" | cut -d'"' -f8 >"$TEST_TMP/capped.added"
 assert_eq "$(wc -l <"$TEST_TMP/capped.added")" 192 "added: 64 layers of 3"
 [ "$(grep -c '"full":true' "$TEST_TMP/capped.json")" -gt 100 ] || fail "too few refused"
 expect 1 "$RCOORD" bloom add capped c401
@@ -113,7 +113,7 @@ pass "the false-positive rate stays below 2 x the requested one, --expansion 1 i
 # JSON never replaces an item's bytes silently: one that is not UTF-8 comes with item_base64.
 printf 'ok\n\377\376bin\n' >"$TEST_TMP/binary-items"
 expect 0 bash -c "\"$RCOORD\" bloom add bin --json < '$TEST_TMP/binary-items'"
-assert_eq "$(echo "$OUT" | head -1)" '{"item":"ok","added":true}'
+assert_eq "$(echo "$OUT" | head -1)" '{"name":"bin","item":"ok","added":true}'
 assert_eq "$(echo "$OUT" | tail -1 | python3 -c 'import json,sys,base64; print(base64.b64decode(json.load(sys.stdin)["item_base64"]).hex())')" fffe62696e
 expect 0 bash -c "\"$RCOORD\" bloom test bin --json < '$TEST_TMP/binary-items'"
 assert_contains "$(echo "$OUT" | tail -1)" '"item_base64":"//5iaW4=","present":true'
@@ -227,7 +227,7 @@ pass "bloom add and test of long items: gathering bounded in bytes"
 expect 0 "$RCOORD" pf add visitors 1.2.3.4 5.6.7.8
 assert_contains "$OUT" "changed: true"
 expect 0 "$RCOORD" --json pf add visitors 1.2.3.4
-assert_eq "$OUT" '{"key":"visitors","items":1,"changed":false}'
+assert_eq "$OUT" '{"name":"visitors","key":"visitors","items":1,"changed":false}'
 expect 0 bash -c "seq 1 20000 | \"$RCOORD\" pf add visitors"
 assert_contains "$OUT" "items: 20000"
 expect 0 "$RCOORD" pf count visitors
@@ -249,7 +249,7 @@ assert_eq "$OUT" "Zürich"
 expect 0 "$RCOORD" complete suggest cities zu
 assert_eq "$OUT" $'zucchini\nZug'
 expect 0 "$RCOORD" complete suggest cities 東京 --json --limit 1
-assert_eq "$OUT" '{"term":"東京","score":0}'
+assert_eq "$OUT" '{"name":"cities","term":"東京","score":0}'
 expect 1 "$RCOORD" complete suggest cities q
 assert_contains "$ERR" "nothing starts with 'q'"
 expect 2 "$RCOORD" complete suggest cities z --limit 0
@@ -259,7 +259,7 @@ expect 0 "$RCOORD" complete add hits --incr Bern
 expect 0 "$RCOORD" complete add hits --incr Bern Basel
 expect 0 "$RCOORD" complete add hits --score 1 Berlin
 expect 0 "$RCOORD" complete suggest hits b --json
-assert_eq "$OUT" $'{"term":"Bern","score":2}\n{"term":"Basel","score":1}\n{"term":"Berlin","score":1}'
+assert_eq "$OUT" $'{"name":"hits","term":"Bern","score":2}\n{"name":"hits","term":"Basel","score":1}\n{"name":"hits","term":"Berlin","score":1}'
 expect 1 "$RCOORD" complete remove cities Zug Nowhere
 assert_eq "$OUT" "Zug"
 expect 0 "$RCOORD" complete recent push contacts alice
@@ -269,7 +269,7 @@ assert_eq "$OUT" 2
 expect 0 "$RCOORD" complete recent suggest contacts ''
 assert_eq "$OUT" $'alice\nbob'
 expect 0 "$RCOORD" complete recent suggest contacts B --json
-assert_eq "$OUT" '{"item":"bob"}'
+assert_eq "$OUT" '{"name":"contacts","item":"bob"}'
 redis-cli -p "$R_PORT" SET 'rcoord:{complete:str}' plain >/dev/null
 expect 4 "$RCOORD" complete add str a
 pass "complete add, suggest (UTF-8, case, scores, limit), remove, recent"

@@ -52,7 +52,7 @@ start_waiters "$TEST_TMP/json" 1 ch --wait 10s --json
 wait_until 10 registered ch 1
 expect 0 "$RCOORD" signal send ch data
 wait_until 10 finished_is "$TEST_TMP/json" 1
-assert_eq "$(cat "$TEST_TMP/json/1.out")" '{"received":true,"channel":"ch","data":"data"}'
+assert_eq "$(cat "$TEST_TMP/json/1.out")" '{"received":true,"name":"ch","channel":"ch","data":"data"}'
 pass "wait prints the message's data (text and JSON)"
 
 # --wait after the verb, the global I/O --timeout before the group
@@ -62,7 +62,7 @@ took=$(($(now_ms) - start))
 [ "$took" -ge 1400 ] && [ "$took" -lt "$(scaled 3000)" ] || fail "wait --wait 1500ms took ${took}ms"
 assert_contains "$ERR" "no signal on 'quiet' within 1500ms"
 expect 1 "$RCOORD" --json signal wait q1 q2 --wait 200ms
-assert_eq "$OUT" "$(printf '{"received":false,"channel":"q1"}\n{"received":false,"channel":"q2"}')"
+assert_eq "$OUT" "$(printf '{"received":false,"name":"q1","channel":"q1"}\n{"received":false,"name":"q2","channel":"q2"}')"
 start_redis P
 kill -STOP "$P_PID"
 start=$(now_ms)

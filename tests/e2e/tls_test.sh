@@ -74,9 +74,56 @@ assert_contains "$ERR" "missing.crt"
 expect 2 "$RCOORD" --url "$TLS_URL" --tls-ca "$certs/ca.crt" --tls-key "$certs/client.key" ping
 pass "TLS options without TLS, an unreadable CA file, a key without a certificate: exit 2"
 
-expect 3 "$RCOORD" --timeout 1s --url "rediss://127.0.0.1:$one_PORT" --tls-insecure ping
+# A plain port would wait silently for the end of the TLS hello: a plain PING on a second
+# connection tells it, within a fraction of --timeout.
+start=$(now_ms)
+expect 3 "$RCOORD" --timeout 20s --url "rediss://127.0.0.1:$one_PORT" --tls-ca "$certs/ca.crt" ping
+took=$(($(now_ms) - start))
 assert_lines "$ERR" 1 "one-line error"
-pass "rediss:// to a plain port fails the handshake: exit 3"
+assert_contains "$ERR" "the server at 127.0.0.1:$one_PORT did not answer TLS: it speaks plain Redis on this port"
+[ "$took" -lt "$(scaled 3000)" ] || fail "rediss:// to a plain port took ${took}ms of a 20s --timeout"
+pass "rediss:// to a plain port: exit 3 in ${took}ms, saying it is a plain port"
+
+# A TLS server that answers the hello late (here: a relay that holds the server's bytes back
+# for 600ms, past the point where rcoord asks the port a plain PING, then passes them on in
+# small pieces, so that the handshake waits again after the probe) is still TLS: the probe
+# gets no Redis reply, and the handshake goes on to the end.
+cat >"$TEST_TMP/slow.py" <<'PY'
+import os, socket, sys, threading, time
+upstream, port_file = int(sys.argv[1]), sys.argv[2]
+server = socket.socket()
+server.bind(("127.0.0.1", 0))
+server.listen(16)
+with open(port_file + ".tmp", "w") as f:
+    f.write(str(server.getsockname()[1]))
+os.rename(port_file + ".tmp", port_file)
+def pipe(src, dst, delay):
+    time.sleep(delay)
+    try:
+        while data := src.recv(65536):
+            for i in range(0, len(data), 256 if delay else len(data)):
+                dst.sendall(data[i:i + 256] if delay else data)
+                time.sleep(0.02 if delay else 0)
+    except OSError:
+        pass
+    for s in (src, dst):
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+while True:
+    client, _ = server.accept()
+    up = socket.create_connection(("127.0.0.1", upstream))
+    threading.Thread(target=pipe, args=(client, up, 0), daemon=True).start()
+    threading.Thread(target=pipe, args=(up, client, 0.6), daemon=True).start()
+PY
+python3 "$TEST_TMP/slow.py" "$tls_port" "$TEST_TMP/slow-port" &
+track $!
+wait_until 10 test -s "$TEST_TMP/slow-port" || fail "the slow relay did not start"
+slow_url="rediss://127.0.0.1:$(cat "$TEST_TMP/slow-port")"
+expect 0 "$RCOORD" --timeout 10s --url "$slow_url" --tls-ca "$certs/ca.crt" ping
+expect 0 "$RCOORD" --timeout 10s --url "$slow_url" --tls-ca "$certs/ca.crt" lock acquire slow-tls
+pass "a TLS server that answers the hello late (600ms) is still reached over TLS"
 
 # --- every kind of traffic over TLS ---------------------------------------------------------
 T=(--url "$TLS_URL" --tls-ca "$certs/ca.crt")

@@ -45,15 +45,15 @@ TEST_CASE("elect status and observe") {
 
 TEST_CASE("signal send and wait") {
   rcoord::signaling::Sent sent{"ch", 3};
-  CHECK(json_of(sent) == R"({"channel":"ch","receivers":3})");
+  CHECK(json_of(sent) == R"({"name":"ch","channel":"ch","receivers":3})");
   CHECK(to_text(sent) == "3");
   rcoord::signaling::Received got{true, "ch", "hello"};
-  CHECK(json_of(got) == R"({"received":true,"channel":"ch","data":"hello"})");
+  CHECK(json_of(got) == R"({"received":true,"name":"ch","channel":"ch","data":"hello"})");
   CHECK(to_text(got) == "hello\n");
   rcoord::signaling::Received empty{true, "ch", ""};
   CHECK(to_text(empty) == "\n");  // an empty message is still one line
   rcoord::signaling::Received none{false, "ch", ""};
-  CHECK(json_of(none) == R"({"received":false,"channel":"ch"})");
+  CHECK(json_of(none) == R"({"received":false,"name":"ch","channel":"ch"})");
 }
 
 TEST_CASE("latch views: down prints the count left, status name and count") {

@@ -185,7 +185,7 @@ TEST_CASE("ping view") {
   nlohmann::ordered_json j;
   to_json(j, p);
   CHECK(j.dump() == R"({"url":"127.0.0.1:6379","server":"Redis 7.0.15","version":"7.0.15",)"
-                    R"("mode":"standalone","rtt_us":85})");
+                    R"("mode":"standalone","rtt_ms":1,"rtt_us":85})");
 }
 
 TEST_CASE("the server's flavour, version and mode from INFO server") {
@@ -217,6 +217,9 @@ TEST_CASE("ping view of a setup of several servers: one node line each") {
   nlohmann::ordered_json j;
   to_json(j, p);
   CHECK(j["nodes"].size() == 2);
+  CHECK(j["rtt_ms"] == 1);  // 210 us, rounded up: never 0 for a round trip that took time
+  CHECK(j["nodes"][0]["rtt_ms"] == 1);
+  CHECK(j["nodes"][1]["rtt_ms"] == -1);
   CHECK(j["nodes"][1]["rtt_us"] == -1);
   CHECK(j["nodes"][1]["error"] == "connection refused");
 }

@@ -316,9 +316,12 @@ TEST_CASE("views of bloom results") {
 TEST_CASE("views of pf and complete results") {
   nlohmann::ordered_json j;
   to_json(j, rcoord::pf::Added{"v", 3, true});
-  CHECK(json_of(j) == R"({"key":"v","items":3,"changed":true})");
+  // name by the one naming rule; key, keys and list are the deprecated aliases
+  CHECK(json_of(j) == R"({"name":"v","key":"v","items":3,"changed":true})");
   to_json(j, rcoord::pf::Count{{"a", "b"}, 42});
-  CHECK(json_of(j) == R"({"keys":["a","b"],"count":42})");
+  CHECK(json_of(j) == R"({"names":["a","b"],"keys":["a","b"],"count":42})");
+  to_json(j, rcoord::pf::Count{{"a"}, 42});
+  CHECK(json_of(j) == R"({"name":"a","names":["a"],"keys":["a"],"count":42})");
   CHECK(to_text(rcoord::pf::Count{{"a"}, 42}) == "42");
 
   to_json(j, rcoord::complete::Added{"Zürich", true, false, 0});
@@ -328,6 +331,6 @@ TEST_CASE("views of pf and complete results") {
   to_json(j, rcoord::complete::Suggestion{"x", 2.5});
   CHECK(json_of(j) == R"({"term":"x","score":2.5})");
   to_json(j, rcoord::complete::Pushed{"l", "bob", 2});
-  CHECK(json_of(j) == R"({"list":"l","item":"bob","length":2})");
+  CHECK(json_of(j) == R"({"name":"l","list":"l","item":"bob","length":2})");
   CHECK(to_text(rcoord::complete::Pushed{"l", "bob", 2}) == "2");
 }
