@@ -147,7 +147,15 @@ one_case() {
     return
   fi
   [ "$RC" = 4 ] || fail "$what: want exit 4 refusing $key, got $RC | stdout: $OUT | stderr: $ERR"
-  assert_lines "$ERR" 1 "$what: one line on stderr"
+  if [ "$mode" = json ]; then
+    # the line, then the same as one JSON object (rcoord(1), OUTPUT)
+    assert_lines "$ERR" 2 "$what: the line and its JSON object on stderr"
+    python3 -c 'import json, sys; e = json.loads(sys.argv[1]); assert e["exit_code"] == 4 and e["error"], e' \
+      "${ERR#*$'\n'}" || fail "$what: the second line is not the error as JSON: $ERR"
+    ERR=${ERR%%$'\n'*}
+  else
+    assert_lines "$ERR" 1 "$what: one line on stderr"
+  fi
   assert_contains "$ERR" "rcoord: $(noun_of "$group") '$name': key '$key' holds " "$what"
   assert_contains "$ERR" " (" "$what says what to do"
   case "$ERR" in
