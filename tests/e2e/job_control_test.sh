@@ -96,6 +96,7 @@ send $RCOORD lock status bz1 >/dev/null; echo status=\$?\n
 expect status=0 10
 send fg\n
 expect sleep 60 5
+foreground sleep 10
 send \x03
 expect PROMPT> 10
 send echo rc=\$?\n
