@@ -45,7 +45,8 @@ constexpr const char* kFooter =
     "Examples:\n"
     "  rcoord lock run nightly-backup -- ./backup.sh\n"
     "  TOKEN=$(rcoord lock acquire deploy --ttl 5m --wait 1m) && ...\n"
-    "See rcoord(1) for the key layout and guarantees.";
+    "See rcoord(1) for every option, the exit codes and the key layout, and\n"
+    "docs/guarantees.md for what holds under which failures.";
 
 // Where the verb path ends, for the hint of a usage error (`rcoord lock acquire --help`).
 std::string help_hint(const CLI::App& app) {

@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
-# ACL: the README's rule is enough for every primitive; a missing permission is exit 4
-# naming the refused command; the password never shows in ps.
+# ACL: the documented rule (docs/configuration.md, the same as rcoord(1)'s) is enough for
+# every primitive; a missing permission is exit 4 naming the refused command; the password never
+# shows in ps.
 source "$(dirname "$0")/lib.sh"
 
 start_redis acl
-readme="${RCOORD_SOURCE_DIR:-$(dirname "$0")/../..}/README.md"
-rule=$(grep -m1 '^ACL SETUSER rcoord on ' "$readme") || fail "the README lists no ACL rule"
+src="${RCOORD_SOURCE_DIR:-$(dirname "$0")/../..}"
+rule=$(grep -m1 '^ACL SETUSER rcoord on ' "$src/docs/configuration.md") ||
+  fail "docs/configuration.md lists no ACL rule"
+# rcoord(1) shows the same rule, folded over several lines, with PASSWORD for the password
+man_rule=$(sed -n '/^ACL SETUSER rcoord on /,/^\.EE/p' "$src/man/rcoord.1" | grep -v '^\.EE' |
+  tr -d '\\' | tr '\n' ' ' | tr -s ' ' | sed 's/ $//')
+assert_eq "$man_rule" "${rule/>CHANGE-ME/>PASSWORD}" "the ACL rule of rcoord(1) and docs/configuration.md"
 password="pw-$RANDOM-$RANDOM"
 # shellcheck disable=SC2086 # the rule is a list of words
 redis-cli -p "$acl_PORT" ${rule/>CHANGE-ME/>$password} >/dev/null
@@ -18,7 +24,7 @@ redis-cli -p "$acl_PORT" ACL SETUSER no-exec on ">$password" '~*' '&*' +@all -ex
 export RCOORD_PASSWORD=$password
 R=("$RCOORD" -p "$acl_PORT" --user rcoord)
 
-# --- the README rule is enough ---------------------------------------------------------------
+# --- the documented rule is enough ----------------------------------------------------------
 expect 0 "${R[@]}" ping
 expect 0 "${R[@]}" lock acquire acl-lock --ttl 30s
 token=$OUT
@@ -115,7 +121,7 @@ waiter=$!
 track $waiter
 wait_until 5 "${R[@]}" signal send acl-ch go || fail "signal send under the ACL rule"
 wait "$waiter" || fail "signal wait under the ACL rule"
-pass "the README's ACL rule runs every primitive"
+pass "the documented ACL rule runs every primitive"
 
 # --- a missing permission names the command -------------------------------------------------
 expect 4 "$RCOORD" -p "$acl_PORT" --user no-eval lock acquire refused
@@ -191,7 +197,7 @@ pass "an unreadable password file is exit 2"
 
 # --- a bare word@ in a URL (SPEC §1) ----------------------------------------------------------
 # With a password from --password-file, RCOORD_PASSWORD, -a or REDISCLI_AUTH the word is the
-# ACL user; without one it is the default user's password, as in redis-cli. The README's rule
+# ACL user; without one it is the default user's password, as in redis-cli. The documented rule
 # lets user rcoord touch rcoord:* keys only, while the default user may touch any key: a lock
 # under another prefix, refused or not, tells which user logged in.
 chmod 600 "$TEST_TMP/password"

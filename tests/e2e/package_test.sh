@@ -9,13 +9,13 @@ BUILD=$(cd "$(dirname "$RCOORD")" && pwd)
 cmake --install "$BUILD" --prefix "$TEST_TMP/prefix" >/dev/null
 for f in bin/rcoord share/man/man1/rcoord.1.gz share/bash-completion/completions/rcoord \
   share/zsh/site-functions/_rcoord share/fish/vendor_completions.d/rcoord.fish \
-  share/doc/rcoord/copyright; do
+  share/doc/rcoord/copyright share/doc/rcoord/README.md share/doc/rcoord/docs/guarantees.md; do
   [ -f "$TEST_TMP/prefix/$f" ] || fail "cmake --install did not place $f"
 done
 "$TEST_TMP/prefix/bin/rcoord" --version | grep -q '^rcoord ' || fail "installed binary does not run"
 gzip -dc "$TEST_TMP/prefix/share/man/man1/rcoord.1.gz" | cmp -s - "$RCOORD_SOURCE_DIR/man/rcoord.1" ||
   fail "the installed man page is not man/rcoord.1"
-pass "cmake --install: binary, man page, bash/zsh/fish completions, copyright"
+pass "cmake --install: binary, man page, bash/zsh/fish completions, copyright, the docs"
 
 if ! command -v dpkg-deb >/dev/null; then
   echo "dpkg-deb not available: skipping the .deb checks"

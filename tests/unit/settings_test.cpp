@@ -170,7 +170,8 @@ TEST_CASE("one table of global options: the CLI's names, main's scan, the config
     if (!o.takes_value()) flags.emplace_back(o.key);
     CHECK(o.type_name.empty() == !o.takes_value());
   }
-  // The README's "Known keys": a password, --config itself and --no-auth-warning are not.
+  // The "Known keys" of docs/configuration.md: a password, --config itself and
+  // --no-auth-warning are not.
   CHECK(config_keys ==
         std::vector<std::string>{
             "url",           "password-file", "timeout", "prefix",   "output",

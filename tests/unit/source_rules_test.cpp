@@ -86,7 +86,7 @@ TEST_CASE("no source file of src/ or commands/ is longer than 600 lines") {
       ++read_files;
       int lines = count_lines(read(file));
       INFO(dir << "/" << file.filename().string() << ": " << lines
-               << " lines; split it by job (see README, Architecture)");
+               << " lines; split it by job (see docs/architecture.md)");
       CHECK(lines <= kMaxLines);
     }
   }
