@@ -1,5 +1,9 @@
 # The documentation keeps up with the code: every command, verb and option that --help shows
-# appears in the man page and in each completion file; bash completion really completes.
+# appears in the man page and in each completion file, and every option the pages and the man
+# page show is one --help shows; bash completion really completes. And it stays one piece
+# (docs_rules.py): the exit codes defined in rcoord(1) alone, the guarantees stated in
+# docs/guarantees.md alone, no broken link or #anchor between the pages. That the examples of
+# the pages work is docs_examples_test's job.
 source "$(dirname "$0")/lib.sh"
 SRC=${RCOORD_SOURCE_DIR:?}
 MAN=$SRC/man/rcoord.1
@@ -71,6 +75,7 @@ pass "completion tables are generated from the current --help"
 
 checked=0
 root_help=$("$RCOORD" --help)
+echo "$root_help" | long_options >"$TEST_TMP/help-options"
 for opt in $(echo "$root_help" | long_options) $(echo "$root_help" | short_options); do
   check_in_docs "$opt" "global option"
   checked=$((checked + 1))
@@ -82,6 +87,7 @@ check_command() {
   local help sub opt
   check_in_docs "${*: -1}" "command of rcoord $*"
   help=$("$RCOORD" "$@" --help)
+  echo "$help" | long_options >>"$TEST_TMP/help-options" || true  # a group may have none
   check_examples "$*" "$help"
   for sub in $(echo "$help" | subcommands); do check_command "$@" "$sub"; done
   for opt in $(echo "$help" | long_options) $(echo "$help" | short_options); do
@@ -95,6 +101,10 @@ pass "$checked options of --help appear in the man page and every completion fil
 assert_contains "$root_help" "Primitives:"
 assert_contains "$root_help" "Operator commands:"
 pass "every command and verb shows examples of its own; rcoord --help groups the commands"
+
+python3 "$SRC/tests/e2e/docs_rules.py" "$SRC" "$TEST_TMP/help-options" >"$TEST_TMP/rules.out" ||
+  fail "the documentation breaks its rules (see above)"
+pass "one home for the exit codes and for the guarantees, links and anchors whole, every option shown in --help: $(cat "$TEST_TMP/rules.out")"
 
 if command -v groff >/dev/null; then
   warnings=$(groff -man -ww -z "$MAN" 2>&1 || true)
