@@ -21,6 +21,7 @@
 #include "context.hpp"
 #include "elect_command.hpp"
 #include "errors.hpp"
+#include "help_command.hpp"
 #include "history_command.hpp"
 #include "limit_command.hpp"
 #include "lock_command.hpp"
@@ -74,17 +75,37 @@ struct Command {
   std::string_view name;
   void (*add)(CLI::App&, rcoord::cmd::Context&);
 };
+void add_help_command(CLI::App& app, rcoord::cmd::Context& ctx);
 constexpr Command kCommands[] = {
-    {"bloom", rcoord::cmd::add_bloom},     {"complete", rcoord::cmd::add_complete},
-    {"doctor", rcoord::cmd::add_doctor},   {"ls", rcoord::cmd::add_ls},
-    {"lock", rcoord::cmd::add_lock},       {"limit", rcoord::cmd::add_limit},
-    {"pf", rcoord::cmd::add_pf},           {"ping", rcoord::cmd::add_ops},
-    {"sem", rcoord::cmd::add_sem},         {"queue", rcoord::cmd::add_queue},
-    {"elect", rcoord::cmd::add_elect},     {"signal", rcoord::cmd::add_signal},
-    {"latch", rcoord::cmd::add_latch},     {"top", rcoord::cmd::add_top},
-    {"metrics", rcoord::cmd::add_metrics}, {"rm", rcoord::cmd::add_rm},
-    {"history", rcoord::cmd::add_history}, {"version", add_version},
+    {"bloom", rcoord::cmd::add_bloom},
+    {"complete", rcoord::cmd::add_complete},
+    {"doctor", rcoord::cmd::add_doctor},
+    {"ls", rcoord::cmd::add_ls},
+    {"lock", rcoord::cmd::add_lock},
+    {"limit", rcoord::cmd::add_limit},
+    {"pf", rcoord::cmd::add_pf},
+    {"ping", rcoord::cmd::add_ops},
+    {"sem", rcoord::cmd::add_sem},
+    {"queue", rcoord::cmd::add_queue},
+    {"elect", rcoord::cmd::add_elect},
+    {"signal", rcoord::cmd::add_signal},
+    {"latch", rcoord::cmd::add_latch},
+    {"top", rcoord::cmd::add_top},
+    {"metrics", rcoord::cmd::add_metrics},
+    {"rm", rcoord::cmd::add_rm},
+    {"history", rcoord::cmd::add_history},
+    {"version", add_version},
+    {"help", add_help_command},
 };
+
+// `rcoord help GROUP` opens rcoord-GROUP(1): every command but these two has a page.
+void add_help_command(CLI::App& app, rcoord::cmd::Context& ctx) {
+  std::vector<std::string> groups;
+  for (const auto& c : kCommands) {
+    if (c.name != "version" && c.name != "help") groups.emplace_back(c.name);
+  }
+  rcoord::cmd::add_help(app, ctx, std::move(groups));
+}
 
 // The command word of argv (`lock` in `rcoord -p 6379 lock acquire x`), or "".
 std::string_view command_word(int argc, char** argv) {
@@ -310,7 +331,8 @@ int run(int argc, char** argv, bool whole_tree) {
   for (auto* sub : app.get_subcommands({})) {
     const std::string& name = sub->get_name();
     bool ops = name == "ping" || name == "doctor" || name == "ls" || name == "top" ||
-               name == "metrics" || name == "rm" || name == "history" || name == "version";
+               name == "metrics" || name == "rm" || name == "history" || name == "version" ||
+               name == "help";
     sub->group(ops ? "Operator commands" : "Primitives");
   }
 

@@ -87,7 +87,7 @@ check_command() {
   local help sub opt
   check_in_docs "${*: -1}" "command of rcoord $*"
   help=$("$RCOORD" "$@" --help)
-  echo "$help" | long_options >>"$TEST_TMP/help-options" || true  # a group may have none
+  echo "$help" | long_options | sed "s/^/$1 /" >>"$TEST_TMP/group-options" || true  # or none
   check_examples "$*" "$help"
   for sub in $(echo "$help" | subcommands); do check_command "$@" "$sub"; done
   for opt in $(echo "$help" | long_options) $(echo "$help" | short_options); do
@@ -102,6 +102,7 @@ assert_contains "$root_help" "Primitives:"
 assert_contains "$root_help" "Operator commands:"
 pass "every command and verb shows examples of its own; rcoord --help groups the commands"
 
+cut -d' ' -f2 "$TEST_TMP/group-options" >>"$TEST_TMP/help-options"
 python3 "$SRC/tests/e2e/docs_rules.py" "$SRC" "$TEST_TMP/help-options" >"$TEST_TMP/rules.out" ||
   fail "the documentation breaks its rules (see above)"
 pass "one home for the exit codes and for the guarantees, links and anchors whole, every option shown in --help: $(cat "$TEST_TMP/rules.out")"
@@ -111,6 +112,44 @@ if command -v groff >/dev/null; then
   assert_eq "$warnings" "" "groff warnings"
   pass "man page renders without warnings"
 fi
+
+# --- a man page per group, written at build time from --help (scripts/gen-man) --------------
+build=$(dirname "$RCOORD")
+[ -f "$build/CMakeCache.txt" ] || build=$(dirname "$build")  # a cross build's wrapper is in tests/
+PAGES=$build/man/man1
+command -v mandoc >/dev/null || fail "mandoc not found: install it (scripts/test does)"
+command -v man >/dev/null || fail "man not found: install man-db (scripts/test does)"
+pages=0
+for group in $COMMANDS; do
+  case $group in version | help) continue ;; esac
+  page=$PAGES/rcoord-$group.1
+  [ -f "$page" ] || fail "no man page rcoord-$group(1) in $PAGES: build the target rcoord_group_man"
+  while read -r opt; do
+    grep -qF -- "${opt//-/\\-}" "$page" || fail "'$opt' (rcoord $group) is not in rcoord-$group(1)"
+  done < <(awk -v g="$group" '$1 == g { print $2 }' "$TEST_TMP/group-options")
+  lint=$(mandoc -Tlint "$page" 2>&1 || true)
+  assert_eq "$lint" "" "mandoc -Tlint rcoord-$group.1"
+  assert_eq "$(groff -man -ww -z "$page" 2>&1 || true)" "" "groff warnings of rcoord-$group.1"
+  lines=$(MANWIDTH=80 man -l "$page" 2>/dev/null | wc -l)
+  [ "$lines" -le 400 ] || fail "rcoord-$group(1) is $lines lines at 80 columns (at most 400)"
+  pages=$((pages + 1))
+done
+[ "$pages" -ge 15 ] || fail "only $pages group pages checked: the group list broke"
+assert_eq "$(find "$PAGES" -name 'rcoord-*.1' | wc -l)" "$pages" "a page for each group, and no other"
+pass "$pages group pages: every option of their verbs' --help, lint-clean, at most 400 lines"
+
+out=$(MANPATH=$build/man MANPAGER=cat PAGER=cat MANWIDTH=80 "$RCOORD" help lock) ||
+  fail "rcoord help lock failed"
+assert_contains "$out" "rcoord-lock - mutual exclusion" "rcoord help lock shows rcoord-lock(1)"
+assert_contains "$out" "--conflict-exit-code" "rcoord help lock shows the options"
+mkdir -p "$TEST_TMP/no-pages"
+expect 2 env MANPATH="$TEST_TMP/no-pages" "$RCOORD" help lock
+assert_lines "$ERR" 1 "one line when the page is missing"
+assert_contains "$ERR" "use 'rcoord lock --help'"
+expect 2 env PATH="$TEST_TMP/no-pages" "$RCOORD" help sem
+assert_contains "$ERR" "use 'rcoord sem --help'" "without man"
+expect 2 "$RCOORD" help lokc
+pass "rcoord help GROUP opens rcoord-GROUP(1); without the page or man: exit 2, pointing to --help"
 
 # bash completion, driven the way bash drives it
 complete_words() {

@@ -9,7 +9,8 @@ BUILD=$(cd "$(dirname "$RCOORD")" && pwd)
 cmake --install "$BUILD" --prefix "$TEST_TMP/prefix" >/dev/null
 for f in bin/rcoord share/man/man1/rcoord.1.gz share/bash-completion/completions/rcoord \
   share/zsh/site-functions/_rcoord share/fish/vendor_completions.d/rcoord.fish \
-  share/doc/rcoord/copyright share/doc/rcoord/README.md share/doc/rcoord/docs/guarantees.md; do
+  share/doc/rcoord/copyright share/doc/rcoord/README.md share/doc/rcoord/docs/guarantees.md \
+  share/man/man1/rcoord-lock.1.gz share/man/man1/rcoord-queue.1.gz; do
   [ -f "$TEST_TMP/prefix/$f" ] || fail "cmake --install did not place $f"
 done
 "$TEST_TMP/prefix/bin/rcoord" --version | grep -q '^rcoord ' || fail "installed binary does not run"

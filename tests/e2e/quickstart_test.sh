@@ -3,7 +3,7 @@
 # changes are not in it), installing into a throwaway prefix, pointed at a loopback port where
 # nothing answers yet, so it starts its own redis-server there and stops it at the end. Its demo
 # must show one host running the job while the other exits 1. It never touches port 6379 or
-# /usr/local. It compiles rcoord (a release build of the binary and the man page only), which
+# /usr/local. It compiles rcoord (a release build of the binary and the man pages only), which
 # is most of its cost. Then the README's second command, in the same clone, configures build/
 # with the test suite that the quickstart left out.
 source "$(dirname "$0")/lib.sh"
@@ -112,8 +112,9 @@ run_quickstart "$TEST_TMP/run1.log"
 first_ms=$(($(now_ms) - start))
 check_run "$TEST_TMP/run1.log" "$PORT"
 "$prefix/bin/rcoord" --version >/dev/null || fail "the installed rcoord does not run"
-for file in share/man/man1/rcoord.1.gz share/bash-completion/completions/rcoord \
-  share/zsh/site-functions/_rcoord share/fish/vendor_completions.d/rcoord.fish; do
+for file in share/man/man1/rcoord.1.gz share/man/man1/rcoord-lock.1.gz \
+  share/bash-completion/completions/rcoord share/zsh/site-functions/_rcoord \
+  share/fish/vendor_completions.d/rcoord.fish; do
   [ -s "$prefix/$file" ] || fail "the quickstart did not install $file"
 done
 gzip -t "$prefix/share/man/man1/rcoord.1.gz" || fail "the installed man page is not gzip"
