@@ -178,6 +178,23 @@ void note_full(Context& ctx, const std::string& name, const bloom::Meta& m, std:
                              name, why, refused, hint));
 }
 
+// One batch of `bloom add` or `bloom test` as it is printed: in JSON every item with its
+// answer (`to_json`), in text the items answered yes, one per line.
+void print_bloom_items(Context& ctx, const BloomArgs& a,
+                       const std::vector<bloom::ItemResult>& results,
+                       void (*to_json)(nlohmann::ordered_json&, const bloom::ItemResult&)) {
+  print_items(
+      ctx, a.summary, results,
+      [&a, to_json](nlohmann::ordered_json& j, const bloom::ItemResult& r) {
+        to_json(j, r);
+        name_first(j, a.name);
+      },
+      [](const bloom::ItemResult& r) -> std::optional<std::string> {
+        if (r.yes) return r.item;
+        return std::nullopt;
+      });
+}
+
 int run_add(Context& ctx, const BloomArgs& a) {
   bloom::Adder adder(ctx.conn(), ctx.keys(), a.name, a.expire);
   bloom::AddSummary sum;
@@ -193,16 +210,7 @@ int run_add(Context& ctx, const BloomArgs& a) {
         ++sum.present;
       }
     }
-    print_items(
-        ctx, a.summary, results,
-        [&a](nlohmann::ordered_json& j, const bloom::ItemResult& r) {
-          bloom::added_json(j, r);
-          name_first(j, a.name);
-        },
-        [](const bloom::ItemResult& r) -> std::optional<std::string> {
-          if (r.yes) return r.item;
-          return std::nullopt;
-        });
+    print_bloom_items(ctx, a, results, bloom::added_json);
   };
   for_each_batch(ItemSource{a.items, a.nul}, bloom::kBatchSize,
                  [&](const std::vector<std::string>& batch) { account(adder.add(batch)); });
@@ -227,16 +235,7 @@ int run_test(Context& ctx, const BloomArgs& a) {
         ++sum.absent;
       }
     }
-    print_items(
-        ctx, a.summary, results,
-        [&a](nlohmann::ordered_json& j, const bloom::ItemResult& r) {
-          bloom::present_json(j, r);
-          name_first(j, a.name);
-        },
-        [](const bloom::ItemResult& r) -> std::optional<std::string> {
-          if (r.yes) return r.item;
-          return std::nullopt;
-        });
+    print_bloom_items(ctx, a, results, bloom::present_json);
   };
   for_each_batch(ItemSource{a.items, a.nul}, bloom::kBatchSize,
                  [&](const std::vector<std::string>& batch) { account(tester.test(batch)); });

@@ -160,6 +160,11 @@ int run_redlock_history(Context& ctx, const HistoryArgs& a) {
 int run_history(Context& ctx, const HistoryArgs& a) {
   // An empty name is a usage error, as for every other verb (not "no such object").
   check_name(a.type.empty() ? std::string_view("object") : object_noun(a.type), a.name);
+  // Without --follow nothing waits: a --wait given there was a mistake, not a no-op.
+  if (a.timeout && !a.follow) {
+    throw Error(kUsage, "--wait only applies with --follow (a plain history read does not wait)",
+                "add --follow to print new events for that long, or leave out --wait");
+  }
   if (lock::on_redlock(ctx.settings())) return run_redlock_history(ctx, a);
   std::string type = type_of(ctx, a);
   std::string key = ctx.keys().history(type, a.name);

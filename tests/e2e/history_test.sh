@@ -192,7 +192,11 @@ assert_lines "$OUT" 1 "--follow --timeout prints the history too"
 assert_eq "$ERR" "rcoord: warning: --timeout after 'history' is deprecated: write --wait 300ms (--timeout is the I/O timeout everywhere else)"
 expect 2 "$RCOORD" history follow --follow --timeout 1s --wait 1s
 assert_contains "$ERR" "--timeout and --wait given together"
-pass "--follow prints an event within a second ($took ms), exits 0 on Ctrl-C and at --wait (--timeout: deprecated)"
+# without --follow nothing waits: --wait there is a mistake, said so (it was ignored)
+expect 2 "$RCOORD" history follow --wait 5s
+assert_contains "$ERR" "--wait only applies with --follow"
+assert_eq "$OUT" "" "a refused history prints no event"
+pass "--follow prints an event within a second ($took ms), exits 0 on Ctrl-C and at --wait (--timeout: deprecated); --wait without --follow: exit 2"
 
 # --- rm takes the history with the object; ls does not list a history alone ---------------
 "$RCOORD" lock release follow --token "$(field 1 token follow)" >/dev/null
