@@ -58,6 +58,14 @@ std::string to_text(const Changed& r) {
   return r.verb == "refreshed" ? fmt::format("ttl_ms: {}", r.ttl_ms) : r.verb;
 }
 
+void to_json(nlohmann::ordered_json& j, const Freed& r) {
+  j = {{"free", r.free},          {"name", r.name},     {"limit", r.limit},
+       {"permits", r.permits},    {"in_use", r.in_use}, {"holders", r.holders},
+       {"waited_ms", r.waited_ms}};
+}
+// As `latch wait`: the exit code says it all.
+std::string to_text(const Freed&) { return {}; }
+
 }  // namespace rcoord::semaphore
 
 namespace rcoord::cmd {
@@ -148,6 +156,17 @@ int run_status(Context& ctx, const SemArgs& a) {
   });
 }
 
+int run_wait(Context& ctx, const SemArgs& a) {
+  signals::install();
+  auto r = semaphore::wait_free(ctx.conn(), ctx.keys(), a.name, a.limit, a.permits, a.wait);
+  ctx.out().emit(r);
+  if (!r.free) {
+    ctx.out().note(fmt::format("rcoord: semaphore '{}' has no {} free permit{} ({} of {} in use)",
+                               a.name, a.permits, a.permits == 1 ? "" : "s", r.in_use, r.limit));
+  }
+  return r.free ? kYes : kNo;
+}
+
 int run_run(Context& ctx, const SemArgs& a) {
   check_executable(a.command.front());  // before a permit is taken
   auto opts = take_options(ctx, a);
@@ -227,6 +246,25 @@ void add_sem(CLI::App& app, Context& ctx) {
   add_watch_option(s, st->watch);
   s->footer("Example: rcoord sem status encoders --json");
   on_parse(s, ctx, st, run_status);
+
+  auto wt = std::make_shared<SemArgs>();
+  wt->wait = Millis::max();
+  auto* w = sem->add_subcommand("wait", "Wait until K permits are free, without taking any");
+  w->add_option("name", wt->name, "Semaphore name")->required();
+  w->add_option("--limit", wt->limit, "How many permits exist (as its takers give it)")
+      ->required()
+      ->type_name("N")
+      ->transform(decimal_in(1, 1'000'000'000));
+  w->add_option("--permits", wt->permits, "Wait until K permits are free (default 1)")
+      ->type_name("K")
+      ->transform(decimal_in(1, 1'000'000'000));
+  add_wait(w, "-w,--wait", wt->wait,
+           "Wait up to DUR (or forever), then exit 1 (default: forever; 0: look once)");
+  w->footer(
+      "Example: rcoord sem wait encoders --limit 4 --permits 2 --wait 5m && ./report.sh\n"
+      "Woken by the release that frees them; it queues for nothing, so queued takers may\n"
+      "have taken them again when this returns.");
+  on_parse(w, ctx, wt, run_wait);
 
   auto run = std::make_shared<SemArgs>();
   auto* x = sem->add_subcommand("run", "Run a command while holding permits");
