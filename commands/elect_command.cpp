@@ -139,6 +139,9 @@ int run_run(Context& ctx, const ElectArgs& a) {
   Millis kill_grace = run_kill_grace(ctx, a.kill_grace, ttl);
   check_executable(a.command.front());  // before campaigning
   start_guard_if_waiting(ctx, a.wait, ttl, kill_grace);
+  if (a.wait) {
+    notify_waiting([&] { return fmt::format("campaigning for leadership of '{}'", a.name); });
+  }
   elect::CampaignOptions opts{a.id, ttl, a.wait, true, random_token(), ctx.who_runs(a.command)};
   auto r = campaign_or_abort(ctx, a.name, opts);
   if (!r.leader) {

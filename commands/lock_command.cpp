@@ -306,6 +306,13 @@ int run_run(Context& ctx, const LockArgs& args) {
   auto t = target(ctx, ttl);
   Millis kill_grace = run_kill_grace(ctx, a.kill_grace, t->lease_length(ttl));
   start_guard_if_waiting(ctx, a.wait, t->lease_length(ttl), kill_grace);
+  if (a.wait) {
+    notify_waiting([&] {
+      std::string holder = lock::busy_text(t->status(a.name), local_clock);
+      return holder.empty() ? fmt::format("taking lock '{}'", a.name)
+                            : fmt::format("waiting for lock '{}', {}", a.name, holder);
+    });
+  }
   lock::AcquireOptions opts{ttl, a.wait, a.token, a.shared, ctx.who_runs(a.command)};
   if (opts.token.empty()) opts.token = random_token();
   auto r = acquire_or_abort(ctx, *t, a.name, opts);

@@ -172,6 +172,13 @@ int run_run(Context& ctx, const SemArgs& a) {
   auto opts = take_options(ctx, a);
   Millis kill_grace = run_kill_grace(ctx, a.kill_grace, opts.ttl);
   start_guard_if_waiting(ctx, a.wait, opts.ttl, kill_grace);
+  if (a.wait) {
+    notify_waiting([&] {
+      auto s = semaphore::status(ctx.conn(), ctx.keys(), a.name);
+      return fmt::format("waiting for {} of {} permits of semaphore '{}' ({} in use, {} waiting)",
+                         a.permits, a.limit, a.name, s.in_use, s.waiting);
+    });
+  }
   auto r = take_or_abort(ctx, a, opts);
   if (!r.acquired) {
     ctx.out().emit(r);  // JSON: the full object; text: nothing (stdout is the command's)
