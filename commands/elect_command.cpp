@@ -242,7 +242,9 @@ void add_elect(CLI::App& app, Context& ctx) {
   x->footer(
       "Example: rcoord elect run scheduler --id \"$(hostname)\" --wait forever -- ./scheduler\n"
       "         rcoord elect run compactor --id \"$(hostname)\" --max-run 30m -- ./compact\n"
-      "The command gets RCOORD_TERM, RCOORD_ELECTION and RCOORD_ID in its environment.");
+      "The command gets RCOORD_TERM, RCOORD_ELECTION and RCOORD_ID in its environment.\n"
+      "Under systemd ($NOTIFY_SOCKET) it sends STATUS=, READY=1, WATCHDOG=1 and STOPPING=1;\n"
+      "a W3C $TRACEPARENT goes into its history events and on to the command.");
   on_parse(x, ctx, run, run_run);
 }
 

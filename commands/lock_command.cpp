@@ -454,6 +454,8 @@ void add_lock(CLI::App& app, Context& ctx) {
       "         rcoord lock run nightly-backup --max-run 2h -- ./backup.sh   # 124: too long\n"
       "         rcoord lock run nightly-backup -w 10 -E 0 -c 'cd /srv && ./backup.sh'\n"
       "The command gets RCOORD_TOKEN, RCOORD_FENCE and RCOORD_LOCK in its environment.\n"
+      "Under systemd ($NOTIFY_SOCKET) it sends STATUS=, READY=1, WATCHDOG=1 and STOPPING=1;\n"
+      "a W3C $TRACEPARENT goes into its history events and on to the command.\n"
       "From flock: -w/--wait SECS, -x, -c CMD and -E CODE mean what they mean there, and\n"
       "trying once is the default (flock's -n). -n and -s stay redis-cli's (database and\n"
       "socket) and go before the group; after `lock run` they are refused.");

@@ -524,7 +524,9 @@ void add_queue(CLI::App& app, Context& ctx) {
       "Exit 0 acks the message, any other code nacks it. The command gets RCOORD_QUEUE,\n"
       "RCOORD_MESSAGE_ID and RCOORD_ATTEMPT. SIGTERM: finish the current message, then exit.\n"
       "Exit 0 after --idle-exit or a signal; with --max-messages, the last command's code\n"
-      "(124 if --max-run stopped it: --max-run is per message, never the consumer's exit).");
+      "(124 if --max-run stopped it: --max-run is per message, never the consumer's exit).\n"
+      "Under systemd ($NOTIFY_SOCKET) it sends STATUS=, READY=1, WATCHDOG=1 and STOPPING=1;\n"
+      "a W3C $TRACEPARENT goes into its history events and on to the command.");
   on_parse(c, ctx, consume, run_consume);
 
   auto len = std::make_shared<QueueArgs>();

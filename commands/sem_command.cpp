@@ -288,7 +288,9 @@ void add_sem(CLI::App& app, Context& ctx) {
   x->footer(
       "Example: rcoord sem run encoders --limit 4 --wait forever -- ffmpeg -i in.mov out.mp4\n"
       "         rcoord sem run encoders --limit 4 --max-run 1h -- ./encode.sh   # 124: too long\n"
-      "The command gets RCOORD_TOKEN, RCOORD_SEM and RCOORD_PERMITS in its environment.");
+      "The command gets RCOORD_TOKEN, RCOORD_SEM and RCOORD_PERMITS in its environment.\n"
+      "Under systemd ($NOTIFY_SOCKET) it sends STATUS=, READY=1, WATCHDOG=1 and STOPPING=1;\n"
+      "a W3C $TRACEPARENT goes into its history events and on to the command.");
   on_parse(x, ctx, run, run_run);
 }
 
