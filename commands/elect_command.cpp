@@ -140,7 +140,13 @@ int run_run(Context& ctx, const ElectArgs& a) {
   check_executable(a.command.front());  // before campaigning
   start_guard_if_waiting(ctx, a.wait, ttl, kill_grace);
   if (a.wait) {
-    notify_waiting([&] { return fmt::format("campaigning for leadership of '{}'", a.name); });
+    notify_waiting([&] {
+      auto s = elect::status(ctx.conn(), ctx.keys(), a.name);
+      std::string who = describe(s.holder.who);
+      if (!s.leader) return fmt::format("campaigning for leadership of '{}'", a.name);
+      return fmt::format("campaigning for leadership of '{}', led by '{}'{} (term {})", a.name,
+                         s.id, who.empty() ? "" : ", " + who, s.term);
+    });
   }
   elect::CampaignOptions opts{a.id, ttl, a.wait, true, random_token(), ctx.who_runs(a.command)};
   auto r = campaign_or_abort(ctx, a.name, opts);

@@ -77,6 +77,16 @@ assert_eq "$(kinds "$TEST_TMP/m3")" "READY=1 STOPPING=1 READY=1 STOPPING=1" "sem
 grep -q "^READY=1|STATUS=holding semaphore 'pool'" "$TEST_TMP/m3" || fail "sem run's STATUS: $(cat "$TEST_TMP/m3")"
 pass "sem run and elect run: READY=1, STOPPING=1; WATCHDOG_PID of another process: no WATCHDOG=1"
 
+# A waiting elect run says who leads.
+"$RCOORD" elect campaign boss --id other --ttl 30s >/dev/null
+listen "$TEST_TMP/notify5.sock" "$TEST_TMP/m5"
+NOTIFY_SOCKET=$TEST_TMP/notify5.sock "$RCOORD" elect run boss --id me --wait 300ms -- true &&
+  fail "elect run led while 'other' leads"
+kill "$listener"
+grep -q "^STATUS=campaigning for leadership of 'boss', led by 'other', .*(term [0-9]*)$" \
+  "$TEST_TMP/m5" || fail "a waiting elect run sent: $(cat "$TEST_TMP/m5")"
+pass "a waiting elect run: STATUS names the leader; no READY=1 when it never leads"
+
 # No socket: nothing changes (the run works as ever); an unreachable socket is no error.
 NOTIFY_SOCKET=$TEST_TMP/nobody.sock "$RCOORD" lock run job -- true 2>"$TEST_TMP/err" ||
   fail "lock run with a socket nobody listens on exited $?"
