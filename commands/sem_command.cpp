@@ -161,8 +161,9 @@ int run_wait(Context& ctx, const SemArgs& a) {
   auto r = semaphore::wait_free(ctx.conn(), ctx.keys(), a.name, a.limit, a.permits, a.wait);
   ctx.out().emit(r);
   if (!r.free) {
-    ctx.out().note(fmt::format("rcoord: semaphore '{}' has no {} free permit{} ({} of {} in use)",
-                               a.name, a.permits, a.permits == 1 ? "" : "s", r.in_use, r.limit));
+    ctx.out().note(
+        fmt::format("rcoord: semaphore '{}' still has {} of {} permits in use ({} wanted free)",
+                    a.name, r.in_use, r.limit, a.permits));
   }
   return r.free ? kYes : kNo;
 }

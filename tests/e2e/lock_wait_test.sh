@@ -123,3 +123,12 @@ rc=0
 "$RCOORD" sem wait pool --limit 2 --permits 3 2>"$TEST_TMP/err" || rc=$?
 assert_eq "$rc" 2 "--permits above --limit"
 pass "sem wait --permits 2: not woken by 1 free permit, woken ${lag}ms after the second release, takes none"
+
+# A Redlock has no watchers: lock wait says so (exit 2) instead of waiting some other way.
+start_redis R2
+start_redis R3
+rc=0
+"$RCOORD" -u "$R_URL" -u "$R2_URL" -u "$R3_URL" lock wait job --wait 1s 2>"$TEST_TMP/err" || rc=$?
+assert_eq "$rc" 2 "lock wait on a Redlock"
+assert_contains "$(cat "$TEST_TMP/err")" "not available on a Redlock"
+pass "lock wait on a Redlock: exit 2, one line saying it is not available there"
