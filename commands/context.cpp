@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <type_traits>
 #include <variant>
 
@@ -105,7 +106,12 @@ void Context::set_chosen(std::string verb, std::string object) {
 
 Identity Context::identity(std::string cmd) const {
   if (cmd.empty()) cmd = verb_;
-  return this_process(std::move(cmd), settings_.note);
+  Identity who = this_process(std::move(cmd), settings_.note);
+  // An invalid TRACEPARENT is left out without a word, as W3C tracers treat one: the call
+  // and its command still run (the variable reaches the command unchanged either way).
+  const char* traceparent = std::getenv("TRACEPARENT");
+  if (traceparent != nullptr) who.trace_id = trace_id_of(traceparent).value_or("");
+  return who;
 }
 
 Connection& Context::conn() {

@@ -139,6 +139,15 @@ int run_run(Context& ctx, const ElectArgs& a) {
   Millis kill_grace = run_kill_grace(ctx, a.kill_grace, ttl);
   check_executable(a.command.front());  // before campaigning
   start_guard_if_waiting(ctx, a.wait, ttl, kill_grace);
+  if (a.wait) {
+    notify_waiting([&] {
+      auto s = elect::status(ctx.conn(), ctx.keys(), a.name);
+      std::string who = describe(s.holder.who);
+      if (!s.leader) return fmt::format("campaigning for leadership of '{}'", a.name);
+      return fmt::format("campaigning for leadership of '{}', led by '{}'{} (term {})", a.name,
+                         s.id, who.empty() ? "" : ", " + who, s.term);
+    });
+  }
   elect::CampaignOptions opts{a.id, ttl, a.wait, true, random_token(), ctx.who_runs(a.command)};
   auto r = campaign_or_abort(ctx, a.name, opts);
   if (!r.leader) {
@@ -239,7 +248,9 @@ void add_elect(CLI::App& app, Context& ctx) {
   x->footer(
       "Example: rcoord elect run scheduler --id \"$(hostname)\" --wait forever -- ./scheduler\n"
       "         rcoord elect run compactor --id \"$(hostname)\" --max-run 30m -- ./compact\n"
-      "The command gets RCOORD_TERM, RCOORD_ELECTION and RCOORD_ID in its environment.");
+      "The command gets RCOORD_TERM, RCOORD_ELECTION and RCOORD_ID in its environment.\n"
+      "Under systemd ($NOTIFY_SOCKET) it sends STATUS=, READY=1, WATCHDOG=1 and STOPPING=1;\n"
+      "a W3C $TRACEPARENT goes into its history events and on to the command.");
   on_parse(x, ctx, run, run_run);
 }
 

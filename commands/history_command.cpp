@@ -198,6 +198,7 @@ std::string history_line(const history::Event& e) {
     if (!holder.empty()) line += " held by " + escape_text(holder);
   }
   if (!e.who.note.empty()) line += fmt::format(" note={}", quote_text(e.who.note));
+  if (!e.who.trace_id.empty()) line += fmt::format(" trace_id={}", escape_text(e.who.trace_id));
   if (!e.token.empty()) line += fmt::format(" token={}", value_text(e.token));
   return line;
 }

@@ -1,5 +1,7 @@
 #include "hold.hpp"
 
+#include "notify.hpp"
+
 namespace rcoord::cmd {
 namespace {
 
@@ -8,7 +10,43 @@ void warn_not_given_back(std::string_view what, std::string_view error) {
       fmt::format("rcoord: could not give back {}: {} (it expires by its TTL)", what, error));
 }
 
+// Under systemd (notify.hpp): READY=1 once the command runs, WATCHDOG=1 after each renewal
+// when a watchdog is set, STOPPING=1 as the give-back (or the keep) begins. Wraps the calls
+// of `lease` and the start hook of `opts`; nothing changes outside systemd.
+void notify_service_manager(std::string_view what, Lease& lease, HoldingOptions& opts) {
+  if (!notify::active()) return;
+  std::string running =
+      notify::status(fmt::format("holding {}, running {}", what, opts.supervise.command.front()));
+  opts.supervise.on_started = [running] { notify::send("READY=1\n" + running); };
+  if (notify::watchdog_wanted()) {
+    lease.renew = [renew = std::move(lease.renew)](Lease::Clock::time_point deadline) {
+      bool ours = renew(deadline);
+      if (ours) notify::send("WATCHDOG=1");
+      return ours;
+    };
+  }
+  std::string stopping = "STOPPING=1\n" + notify::status(fmt::format("giving back {}", what));
+  if (lease.give_back) {
+    lease.give_back = [give_back = std::move(lease.give_back), stopping](
+                          const Ending& ending, Lease::Clock::time_point deadline) {
+      notify::send(stopping);
+      return give_back(ending, deadline);
+    };
+  }
+  if (lease.keep) {
+    lease.keep = [keep = std::move(lease.keep), stopping](const Ending& ending, Millis rest,
+                                                          Lease::Clock::time_point deadline) {
+      notify::send(stopping);
+      keep(ending, rest, deadline);
+    };
+  }
+}
+
 }  // namespace
+
+void notify_waiting(const std::function<std::string()>& describe) {
+  if (notify::active()) notify::send(notify::status(describe()));
+}
 
 void give_back_quietly(Context& ctx, const Holding& held) {
   signals::Uninterruptible quiet;
@@ -67,6 +105,7 @@ void warn_timed_out(Millis max_run, Millis kill_grace, std::string_view what_nex
 int run_supervised(Context& ctx, std::string_view what, Lease& lease, HoldingOptions opts) {
   opts.supervise.margin = run_margin(ctx, lease.ttl);
   opts.give_back_timeout = ctx.settings().timeout;
+  notify_service_manager(what, lease, opts);
   std::string after_run = opts.min_hold > Millis(0)
                               ? "is kept until --min-hold has passed since it was taken"
                               : "is given back";

@@ -104,8 +104,14 @@ auto take_or_abort(Context& ctx, const Holding& held, Take&& take) -> decltype(t
   }
 }
 
+/// Under systemd ($NOTIFY_SOCKET, notify.hpp), sends `describe()` as a STATUS= line (a run
+/// form about to wait: "waiting for lock 'x', held by …"); outside it, does nothing and does
+/// not call `describe` (which may cost a round trip).
+void notify_waiting(const std::function<std::string()>& describe);
+
 /// Runs `opts.supervise.command` while holding `lease` (run_holding), with one --timeout for
-/// the margin and the give-back. Returns the command's exit code, kLost (with a warning) when
+/// the margin and the give-back, telling systemd READY=1, WATCHDOG=1 and STOPPING=1 when it
+/// runs under it (notify.hpp). Returns the command's exit code, kLost (with a warning) when
 /// `what` was lost while it ran, or kTimedOut (with a warning) when it ran past --max-run and
 /// was stopped; a give-back that fails is a warning too.
 int run_supervised(Context& ctx, std::string_view what, Lease& lease, HoldingOptions opts);

@@ -130,6 +130,14 @@ std::string to_text(const Broken& r) {
   return fmt::format("broken: {}", escape_text(r.token));
 }
 
+void to_json(nlohmann::ordered_json& j, const Freed& r) {
+  j = {{"free", r.free}, {"name", r.name}};
+  if (!r.free) j["ttl_ms"] = r.ttl_ms;
+  j["waited_ms"] = r.waited_ms;
+}
+// As `latch wait`: the exit code says it all.
+std::string to_text(const Freed&) { return {}; }
+
 std::string busy_text(const Status& s, const std::function<std::string(std::int64_t)>& since) {
   if (!s.held) return {};
   auto at = [&](const Holder& h) {
@@ -265,6 +273,15 @@ int run_status(Context& ctx, const LockArgs& a) {
   });
 }
 
+int run_wait(Context& ctx, const LockArgs& a) {
+  signals::install();
+  auto t = target(ctx, a.ttl);
+  auto r = t->wait_free(a.name, a.wait);
+  ctx.out().emit(r);
+  if (!r.free) note_busy(ctx, *t, a.name, a.wait);
+  return r.free ? kYes : kNo;
+}
+
 int run_break(Context& ctx, const LockArgs& a) {
   auto r = target(ctx, a.ttl)->break_lock(a.name, ctx.who());
   emit_made(ctx, r, r.broken ? fmt::format("lock '{}': broken", a.name) : "");
@@ -289,6 +306,13 @@ int run_run(Context& ctx, const LockArgs& args) {
   auto t = target(ctx, ttl);
   Millis kill_grace = run_kill_grace(ctx, a.kill_grace, t->lease_length(ttl));
   start_guard_if_waiting(ctx, a.wait, t->lease_length(ttl), kill_grace);
+  if (a.wait) {
+    notify_waiting([&] {
+      std::string holder = lock::busy_text(t->status(a.name), local_clock);
+      return holder.empty() ? fmt::format("taking lock '{}'", a.name)
+                            : fmt::format("waiting for lock '{}', {}", a.name, holder);
+    });
+  }
   lock::AcquireOptions opts{ttl, a.wait, a.token, a.shared, ctx.who_runs(a.command)};
   if (opts.token.empty()) opts.token = random_token();
   auto r = acquire_or_abort(ctx, *t, a.name, opts);
@@ -365,6 +389,20 @@ void add_lock(CLI::App& app, Context& ctx) {
   s->footer("Example: rcoord lock status deploy --json");
   on_parse(s, ctx, st, run_status);
 
+  auto wt = std::make_shared<LockArgs>();
+  wt->wait = Millis::max();
+  auto* w = lock->add_subcommand("wait", "Wait until a lock is free, without taking it");
+  add_name(w, *wt);
+  add_wait(w, "-w,--wait", wt->wait,
+           "Wait up to DUR (or forever), then exit 1 (default: forever; 0: look once)");
+  w->footer(
+      "Example: rcoord lock wait deploy --wait 10m && ./smoke-test.sh\n"
+      "Free means no writer and no reader holds it. Woken by the release itself; a waiting\n"
+      "taker still gets the lock first, so it may be held again when this returns.\n"
+      "--timeout after this verb is the I/O timeout, as everywhere but the older verbs\n"
+      "signal wait, latch wait, elect observe and history (where it is --wait's old name).");
+  on_parse(w, ctx, wt, run_wait);
+
   auto brk = std::make_shared<LockArgs>();
   auto* b = lock->add_subcommand("break", "Delete a lock whoever holds it (operator override)");
   add_name(b, *brk);
@@ -416,6 +454,8 @@ void add_lock(CLI::App& app, Context& ctx) {
       "         rcoord lock run nightly-backup --max-run 2h -- ./backup.sh   # 124: too long\n"
       "         rcoord lock run nightly-backup -w 10 -E 0 -c 'cd /srv && ./backup.sh'\n"
       "The command gets RCOORD_TOKEN, RCOORD_FENCE and RCOORD_LOCK in its environment.\n"
+      "Under systemd ($NOTIFY_SOCKET) it sends STATUS=, READY=1, WATCHDOG=1 and STOPPING=1;\n"
+      "a W3C $TRACEPARENT goes into its history events and on to the command.\n"
       "From flock: -w/--wait SECS, -x, -c CMD and -E CODE mean what they mean there, and\n"
       "trying once is the default (flock's -n). -n and -s stay redis-cli's (database and\n"
       "socket) and go before the group; after `lock run` they are refused.");

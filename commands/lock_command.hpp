@@ -26,6 +26,8 @@ void to_json(nlohmann::ordered_json& j, const Status& r);
 std::string to_text(const Status& r);
 void to_json(nlohmann::ordered_json& j, const Broken& r);
 std::string to_text(const Broken& r);
+void to_json(nlohmann::ordered_json& j, const Freed& r);
+std::string to_text(const Freed& r);
 
 /// Who holds a busy lock, as the line that says it is busy goes on: `held by
 /// deploy@web-3 (pid 4242, backup.sh) since 02:00:03, renewing` (a run form, which renews

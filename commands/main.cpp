@@ -26,6 +26,7 @@
 #include "limit_command.hpp"
 #include "lock_command.hpp"
 #include "metrics_command.hpp"
+#include "notify.hpp"
 #include "ops_command.hpp"
 #include "queue_command.hpp"
 #include "sem_command.hpp"
@@ -410,6 +411,8 @@ int main(int argc, char** argv) {
     std::puts(kVersionLine);
     return 0;
   }
+  // Before anything may start a command: the command must not inherit them.
+  rcoord::notify::adopt_environment();
   try {
     return run(argc, argv, asks_for_help(argc, argv));
   } catch (const std::exception& e) {

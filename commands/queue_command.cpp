@@ -16,6 +16,7 @@
 #include "hold.hpp"
 #include "holder_view.hpp"
 #include "items.hpp"
+#include "notify.hpp"
 #include "signals.hpp"
 #include "text.hpp"
 #include "watch.hpp"
@@ -389,9 +390,24 @@ int run_consume(Context& ctx, const QueueArgs& a) {
   o.pop.max_attempts = a.max_attempts;
   o.pop.wait = a.idle_exit;
   o.pop.who = ctx.who_runs(a.command);
-  return queue::consume(ctx.conn(), ctx.keys(), a.name, o,
-                        [&](const queue::ConsumeEvent& e) { report(ctx, a.name, o, e); })
-      .exit_code;
+  // Under systemd (notify.hpp): ready once the first look at the queue was answered, alive
+  // at each look and renewal after it, stopping when consume ends.
+  bool ready = false;
+  if (notify::active()) {
+    o.pop.on_alive = [&ready, &a, watchdog = notify::watchdog_wanted()] {
+      if (!ready) {
+        ready = true;
+        notify::send("READY=1\n" + notify::status(fmt::format("consuming queue '{}'", a.name)));
+      } else if (watchdog) {
+        notify::send("WATCHDOG=1");
+      }
+    };
+  }
+  int code = queue::consume(ctx.conn(), ctx.keys(), a.name, o, [&](const queue::ConsumeEvent& e) {
+               report(ctx, a.name, o, e);
+             }).exit_code;
+  if (ready) notify::send("STOPPING=1");
+  return code;
 }
 
 void add_name(CLI::App* verb, QueueArgs& a) {
@@ -508,7 +524,9 @@ void add_queue(CLI::App& app, Context& ctx) {
       "Exit 0 acks the message, any other code nacks it. The command gets RCOORD_QUEUE,\n"
       "RCOORD_MESSAGE_ID and RCOORD_ATTEMPT. SIGTERM: finish the current message, then exit.\n"
       "Exit 0 after --idle-exit or a signal; with --max-messages, the last command's code\n"
-      "(124 if --max-run stopped it: --max-run is per message, never the consumer's exit).");
+      "(124 if --max-run stopped it: --max-run is per message, never the consumer's exit).\n"
+      "Under systemd ($NOTIFY_SOCKET) it sends STATUS=, READY=1, WATCHDOG=1 and STOPPING=1;\n"
+      "a W3C $TRACEPARENT goes into its history events and on to the command.");
   on_parse(c, ctx, consume, run_consume);
 
   auto len = std::make_shared<QueueArgs>();

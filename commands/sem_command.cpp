@@ -58,6 +58,14 @@ std::string to_text(const Changed& r) {
   return r.verb == "refreshed" ? fmt::format("ttl_ms: {}", r.ttl_ms) : r.verb;
 }
 
+void to_json(nlohmann::ordered_json& j, const Freed& r) {
+  j = {{"free", r.free},          {"name", r.name},     {"limit", r.limit},
+       {"permits", r.permits},    {"in_use", r.in_use}, {"holders", r.holders},
+       {"waited_ms", r.waited_ms}};
+}
+// As `latch wait`: the exit code says it all.
+std::string to_text(const Freed&) { return {}; }
+
 }  // namespace rcoord::semaphore
 
 namespace rcoord::cmd {
@@ -148,11 +156,30 @@ int run_status(Context& ctx, const SemArgs& a) {
   });
 }
 
+int run_wait(Context& ctx, const SemArgs& a) {
+  signals::install();
+  auto r = semaphore::wait_free(ctx.conn(), ctx.keys(), a.name, a.limit, a.permits, a.wait);
+  ctx.out().emit(r);
+  if (!r.free) {
+    ctx.out().note(
+        fmt::format("rcoord: semaphore '{}' still has {} of {} permits in use ({} wanted free)",
+                    a.name, r.in_use, r.limit, a.permits));
+  }
+  return r.free ? kYes : kNo;
+}
+
 int run_run(Context& ctx, const SemArgs& a) {
   check_executable(a.command.front());  // before a permit is taken
   auto opts = take_options(ctx, a);
   Millis kill_grace = run_kill_grace(ctx, a.kill_grace, opts.ttl);
   start_guard_if_waiting(ctx, a.wait, opts.ttl, kill_grace);
+  if (a.wait) {
+    notify_waiting([&] {
+      auto s = semaphore::status(ctx.conn(), ctx.keys(), a.name);
+      return fmt::format("waiting for {} of {} permits of semaphore '{}' ({} in use, {} waiting)",
+                         a.permits, a.limit, a.name, s.in_use, s.waiting);
+    });
+  }
   auto r = take_or_abort(ctx, a, opts);
   if (!r.acquired) {
     ctx.out().emit(r);  // JSON: the full object; text: nothing (stdout is the command's)
@@ -228,6 +255,25 @@ void add_sem(CLI::App& app, Context& ctx) {
   s->footer("Example: rcoord sem status encoders --json");
   on_parse(s, ctx, st, run_status);
 
+  auto wt = std::make_shared<SemArgs>();
+  wt->wait = Millis::max();
+  auto* w = sem->add_subcommand("wait", "Wait until K permits are free, without taking any");
+  w->add_option("name", wt->name, "Semaphore name")->required();
+  w->add_option("--limit", wt->limit, "How many permits exist (as its takers give it)")
+      ->required()
+      ->type_name("N")
+      ->transform(decimal_in(1, 1'000'000'000));
+  w->add_option("--permits", wt->permits, "Wait until K permits are free (default 1)")
+      ->type_name("K")
+      ->transform(decimal_in(1, 1'000'000'000));
+  add_wait(w, "-w,--wait", wt->wait,
+           "Wait up to DUR (or forever), then exit 1 (default: forever; 0: look once)");
+  w->footer(
+      "Example: rcoord sem wait encoders --limit 4 --permits 2 --wait 5m && ./report.sh\n"
+      "Woken by the release that frees them; it queues for nothing, so queued takers may\n"
+      "have taken them again when this returns.");
+  on_parse(w, ctx, wt, run_wait);
+
   auto run = std::make_shared<SemArgs>();
   auto* x = sem->add_subcommand("run", "Run a command while holding permits");
   x->add_option("name", run->name, "Semaphore name")->required();
@@ -243,7 +289,9 @@ void add_sem(CLI::App& app, Context& ctx) {
   x->footer(
       "Example: rcoord sem run encoders --limit 4 --wait forever -- ffmpeg -i in.mov out.mp4\n"
       "         rcoord sem run encoders --limit 4 --max-run 1h -- ./encode.sh   # 124: too long\n"
-      "The command gets RCOORD_TOKEN, RCOORD_SEM and RCOORD_PERMITS in its environment.");
+      "The command gets RCOORD_TOKEN, RCOORD_SEM and RCOORD_PERMITS in its environment.\n"
+      "Under systemd ($NOTIFY_SOCKET) it sends STATUS=, READY=1, WATCHDOG=1 and STOPPING=1;\n"
+      "a W3C $TRACEPARENT goes into its history events and on to the command.");
   on_parse(x, ctx, run, run_run);
 }
 

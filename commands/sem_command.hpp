@@ -17,6 +17,8 @@ void to_json(nlohmann::ordered_json& j, const Taken& r);
 std::string to_text(const Taken& r);
 void to_json(nlohmann::ordered_json& j, const Status& r);
 std::string to_text(const Status& r);
+void to_json(nlohmann::ordered_json& j, const Freed& r);
+std::string to_text(const Freed& r);
 
 /// The result of `sem release` and `sem refresh`.
 struct Changed {

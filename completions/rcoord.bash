@@ -13,10 +13,10 @@ _rcoord_verbs() {
     'bloom') echo 'reserve add test info' ;;
     'complete') echo 'add suggest remove recent' ;;
     'complete recent') echo 'push suggest' ;;
-    'lock') echo 'acquire release extend status break run' ;;
+    'lock') echo 'acquire release extend status wait break run' ;;
     'limit') echo 'check wait status reset' ;;
     'pf') echo 'add count merge' ;;
-    'sem') echo 'take release refresh status run' ;;
+    'sem') echo 'take release refresh status wait run' ;;
     'queue') echo 'push pop ack nack consume len peek stats dead replay purge' ;;
     'elect') echo 'campaign status resign observe run' ;;
     'signal') echo 'send wait' ;;
@@ -39,6 +39,7 @@ _rcoord_verb_opts() {
     'lock release') echo '--token' ;;
     'lock extend') echo '--token --ttl' ;;
     'lock status') echo '--watch' ;;
+    'lock wait') echo '-w --wait' ;;
     'lock run') echo '--ttl -w --wait --token --shared -x --exclusive -E --conflict-exit-code --verbose -c --command --kill-grace --max-run --min-hold --' ;;
     'limit check') echo '--rate --burst --cost --algo' ;;
     'limit wait') echo '--rate --burst --cost --algo -w --wait' ;;
@@ -49,6 +50,7 @@ _rcoord_verb_opts() {
     'sem release') echo '--token' ;;
     'sem refresh') echo '--token --ttl' ;;
     'sem status') echo '--watch' ;;
+    'sem wait') echo '--limit --permits -w --wait' ;;
     'sem run') echo '--limit --permits --ttl -w --wait --token -E --conflict-exit-code --verbose --kill-grace --max-run --' ;;
     'queue push') echo '-0 --null --file --delay' ;;
     'queue pop') echo '-w --wait --count --lifo --ack-timeout --max-attempts -0 --null' ;;
@@ -101,6 +103,7 @@ _rcoord_name_args() {
     'lock release') echo 'lock first' ;;
     'lock extend') echo 'lock first' ;;
     'lock status') echo 'lock first' ;;
+    'lock wait') echo 'lock first' ;;
     'lock break') echo 'lock first' ;;
     'lock run') echo 'lock first' ;;
     'limit check') echo 'limit first' ;;
@@ -114,6 +117,7 @@ _rcoord_name_args() {
     'sem release') echo 'sem first' ;;
     'sem refresh') echo 'sem first' ;;
     'sem status') echo 'sem first' ;;
+    'sem wait') echo 'sem first' ;;
     'sem run') echo 'sem first' ;;
     'queue push') echo 'queue first' ;;
     'queue pop') echo 'queue first' ;;

@@ -115,7 +115,9 @@ class Consumer {
     Lease lease{ttl, sent, nullptr, nullptr, nullptr};
     lease.renew = [this, &m, ttl](Clock::time_point deadline) {
       DeadlineCap bounded(conn_, deadline);
-      return extend(conn_, keys_, name_, m.id, m.attempt, ttl);
+      bool ours = extend(conn_, keys_, name_, m.id, m.attempt, ttl);
+      if (ours && opts_.pop.on_alive) opts_.pop.on_alive();
+      return ours;
     };
     return lease;
   }

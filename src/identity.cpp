@@ -114,6 +114,10 @@ std::string pack(const Identity& who) {
   out += clean(who.cmd);
   out += kSeparator;
   out += clean(who.note);
+  if (!who.trace_id.empty()) {
+    out += kSeparator;
+    out += clean(who.trace_id);
+  }
   return out;
 }
 
@@ -126,7 +130,42 @@ Identity unpack(std::string_view packed) {
   who.user = std::string(parts[2]);
   who.cmd = std::string(parts[3]);
   who.note = std::string(parts[4]);
+  if (parts.size() > 5) who.trace_id = std::string(parts[5]);
   return who;
+}
+
+namespace {
+
+// `text` is `digits` lowercase hex digits, and (when `nonzero`) not all zeros.
+bool lower_hex(std::string_view text, std::size_t digits, bool nonzero) {
+  if (text.size() != digits) return false;
+  bool zero = true;
+  for (char c : text) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+    zero = zero && c == '0';
+  }
+  return !(nonzero && zero);
+}
+
+}  // namespace
+
+std::optional<std::string> trace_id_of(std::string_view traceparent) {
+  // version-traceid-parentid-flags: 2+1+32+1+16+1+2 characters.
+  constexpr std::size_t kLength = 55;
+  if (traceparent.size() < kLength) return std::nullopt;
+  std::string_view version = traceparent.substr(0, 2);
+  std::string_view trace = traceparent.substr(3, 32);
+  std::string_view parent = traceparent.substr(36, 16);
+  std::string_view flags = traceparent.substr(53, 2);
+  if (!lower_hex(version, 2, false) || version == "ff" || traceparent[2] != '-' ||
+      traceparent[35] != '-' || traceparent[52] != '-' || !lower_hex(trace, 32, true) ||
+      !lower_hex(parent, 16, true) || !lower_hex(flags, 2, false)) {
+    return std::nullopt;
+  }
+  // Version 00 is exactly this long; a later one may carry more fields after a dash.
+  bool longer_ok = version != "00" && traceparent[kLength] == '-';
+  if (traceparent.size() > kLength && !longer_ok) return std::nullopt;
+  return std::string(trace);
 }
 
 std::string rfc3339(std::int64_t epoch_ms) {

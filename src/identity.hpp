@@ -21,6 +21,9 @@ struct Identity {
   /// never its arguments, which may hold secrets.
   std::string cmd;
   std::string note;  ///< --note, $RCOORD_NOTE, or a link to the CI run; may be empty
+  /// The W3C trace id of $TRACEPARENT (32 lowercase hex digits), or empty: recorded in every
+  /// history event the call causes (SPEC §6 "service managers and traces").
+  std::string trace_id{};
   /// Whether anything was recorded (an older rcoord's take recorded nothing).
   bool known() const { return !host.empty() || pid != 0 || !user.empty(); }
 };
@@ -41,9 +44,16 @@ std::string command_basename(std::string_view argv0);
 std::optional<std::string> ci_run_link(
     const std::function<std::optional<std::string>(std::string_view)>& variable);
 
+/// The trace id of a W3C `traceparent` value (`00-<trace id>-<parent id>-<flags>`), or
+/// nullopt when it is not a valid one: a version of two hex digits other than `ff`, a trace
+/// id of 32 and a parent id of 16 lowercase hex digits, neither all zeros, and two hex digits
+/// of flags; version 00 has nothing after them, a later version may add `-…` fields.
+std::optional<std::string> trace_id_of(std::string_view traceparent);
+
 /// The identity as one string for a script's ARGV, stored as is: its fields joined by the
-/// unit separator (0x1f). A control byte inside a field (a note with a newline or a tab)
-/// becomes a space, so a field never spills into the next or forges a line of text output.
+/// unit separator (0x1f), the trace id last and only when there is one. A control byte inside a
+/// field (a note with a newline or a tab) becomes a space, so a field never spills into the next or
+/// forges a line of text output.
 std::string pack(const Identity& who);
 
 /// A holder as a status script reports it.

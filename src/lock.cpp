@@ -10,6 +10,7 @@
 #include "script.hpp"
 #include "token.hpp"
 #include "waiting.hpp"
+#include "watching.hpp"
 
 namespace rcoord {
 
@@ -39,7 +40,8 @@ Args lock_keys(const Keys& keys, std::string_view name) {
           keys.aux(kType, name, "wake"),    keys.aux(kType, name, "readers"),
           keys.aux(kType, name, "writers"), keys.aux(kType, name, "rwait"),
           keys.aux(kType, name, "rfence"),  keys.aux(kType, name, "rwho"),
-          keys.history(kType, name),        keys.aux(kType, name, "taken")};
+          keys.history(kType, name),        keys.aux(kType, name, "taken"),
+          keys.aux(kType, name, "watchers")};
 }
 
 std::string reader_wake_prefix(const Keys& keys, std::string_view name) {
@@ -168,6 +170,26 @@ Status status(Connection& conn, const Keys& keys, std::string_view name) {
   Status s = decode_status(r.get());
   s.name = std::string(name);
   return s;
+}
+
+Freed wait_free(Connection& conn, const Keys& keys, std::string_view name,
+                std::optional<Millis> wait) {
+  check_name("lock", name);
+  Freed out;
+  out.name = std::string(name);
+  std::string watcher = random_token();
+  Args k = lock_keys(keys, name);
+  auto start = Clock::now();
+  out.free = watching::wait_until_free(
+      conn, k[10] + ":" + watcher, wait, [&](Millis life) -> watching::Look {
+        Reply r = eval(conn, lua::kLockWatch, k,
+                       {watcher, std::to_string(life.count()), std::to_string(keys.history_cap())});
+        out.ttl_ms = std::max<std::int64_t>(0, element_integer(r.get(), 1, kScripts));
+        return {element_integer(r.get(), 0, kScripts) == 1, Millis(out.ttl_ms)};
+      });
+  if (out.free) out.ttl_ms = 0;
+  out.waited_ms = since(start).count();
+  return out;
 }
 
 Call status_call(const Keys& keys, std::string_view name) {

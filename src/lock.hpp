@@ -8,7 +8,8 @@
 /// `…:rfence` hash reader -> fence; `…:rwho` hash reader -> who took it; `…:writers` / `…:rwait`
 /// zsets of waiting writers / readers -> heartbeat deadline; `…:rwake:<token>` one waiting reader's
 /// wake-up list; `…:history` stream of its events and `…:taken` the writer's open take (for
-/// `expired`), see history.hpp.
+/// `expired`), see history.hpp; `…:watchers` zset of `lock wait` callers, each woken on
+/// `…:watchers:<token>` (watching.hpp).
 
 #include <chrono>
 #include <cstdint>
@@ -158,6 +159,22 @@ struct Status {
   std::optional<Votes> votes{};       ///< a Redlock's
 };
 Status status(Connection& conn, const Keys& keys, std::string_view name);
+
+/// What `lock wait` saw (member names are its JSON fields).
+struct Freed {
+  bool free = false;
+  std::string name;
+  std::int64_t ttl_ms = 0;  ///< not free: the holders' remaining TTL at the last look
+  std::int64_t waited_ms = 0;
+};
+/// Waits up to `wait` (nullopt: look once; Millis::max(): forever) until no writer and no
+/// reader holds `name`, without taking it (watching.hpp): woken by the give-back that frees
+/// it, which still hands the lock to a waiting taker; free=true then even if that taker has
+/// it again already. free=false when the wait ran out. Throws Error(kConnection/kServer),
+/// Error(kInterrupted) on a signal.
+Freed wait_free(Connection& conn, const Keys& keys, std::string_view name,
+                std::optional<Millis> wait);
+
 /// status() as a call for a pipeline of many objects (send_calls), and its reply decoded
 /// (no I/O: everything but the name; throws Error(kServer) for a reply of another shape).
 Call status_call(const Keys& keys, std::string_view name);

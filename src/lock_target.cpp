@@ -1,5 +1,6 @@
 #include "lock_target.hpp"
 
+#include "errors.hpp"
 #include "redlock.hpp"
 
 namespace rcoord::lock {
@@ -20,6 +21,9 @@ class ServerTarget final : public Target {
     return lock::extend(conn_, keys_, name, token, ttl);
   }
   Status status(std::string_view name) override { return lock::status(conn_, keys_, name); }
+  Freed wait_free(std::string_view name, std::optional<Millis> wait) override {
+    return lock::wait_free(conn_, keys_, name, wait);
+  }
   Broken break_lock(std::string_view name, const std::string& who) override {
     return lock::break_lock(conn_, keys_, name, who);
   }
@@ -57,6 +61,10 @@ class RedlockTarget final : public Target {
     auto r = nodes_.status(name);
     r.lock.votes = r.votes;
     return r.lock;
+  }
+  Freed wait_free(std::string_view, std::optional<Millis>) override {
+    throw Error(kUsage, "lock wait is not available on a Redlock (three or more --url)",
+                "wait with lock acquire --wait and release at once, or name one server");
   }
   // A Redlock's nodes record a break without who broke it.
   Broken break_lock(std::string_view name, const std::string&) override {

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -31,6 +32,8 @@ class Target {
   /// As lock::extend: extended=false when `token` does not hold it.
   virtual Extended extend(std::string_view name, std::string_view token, Millis ttl) = 0;
   virtual Status status(std::string_view name) = 0;
+  /// As lock::wait_free. Throws Error(kUsage) on a Redlock, which has no watchers.
+  virtual Freed wait_free(std::string_view name, std::optional<Millis> wait) = 0;
   /// Deletes it whoever holds it; `who` (pack()) is what one server's history records.
   virtual Broken break_lock(std::string_view name, const std::string& who) = 0;
 

@@ -126,6 +126,7 @@ Popped pop(Connection& conn, const Keys& keys, std::string_view name, const PopO
       result.sent = Clock::now();
       r = eval(conn, lua::kQueuePop, k, args);
     }
+    if (opts.on_alive) opts.on_alive();
     std::int64_t next_ms = decode_pop(r.get(), result.messages);
     result.waited_ms = since(start).count();
     if (!result.messages.empty() || !opts.wait) return result;

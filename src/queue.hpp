@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,6 +49,10 @@ struct PopOptions {
   std::optional<Millis> ack_timeout;
   std::int64_t max_attempts = 5;  ///< a message is delivered at most this many times
   std::string who{};              ///< who leases them: pack() of identity.hpp ("" records none)
+  /// Called after each look at the queue (a waiting pop looks at least every half --timeout)
+  /// and, in `queue consume`, after each renewal of a message's lease: its proof of life
+  /// (WATCHDOG=1 to systemd). Empty: nothing called.
+  std::function<void()> on_alive{};
 };
 
 struct Popped {

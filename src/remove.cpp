@@ -35,7 +35,8 @@ const std::vector<Suffix>* layout(std::string_view type) {
                                             {"rwho", "hash"},
                                             {"history", "stream", false, true},
                                             {"history:cap", "string", false, true},
-                                            {"taken", "string", false, true}};
+                                            {"taken", "string", false, true},
+                                            {"watchers", "zset"}};
   static const std::vector<Suffix> kSem = {{"", "zset"},
                                            {"permits", "hash"},
                                            {"queue", "zset"},
@@ -45,7 +46,8 @@ const std::vector<Suffix>* layout(std::string_view type) {
                                            {"meta", "hash"},
                                            {"who", "hash"},
                                            {"history", "stream", false, true},
-                                           {"history:cap", "string", false, true}};
+                                           {"history:cap", "string", false, true},
+                                           {"watchers", "zset"}};
   static const std::vector<Suffix> kElect = {{"", "hash"},
                                              {"term", "string", true},
                                              {"wake", "list"},

@@ -10,6 +10,7 @@
 #include "script.hpp"
 #include "token.hpp"
 #include "waiting.hpp"
+#include "watching.hpp"
 
 namespace rcoord::semaphore {
 namespace {
@@ -33,7 +34,7 @@ Args sem_keys(const Keys& keys, std::string_view name) {
           keys.aux(kType, name, "queue"), keys.aux(kType, name, "alive"),
           keys.aux(kType, name, "wants"), keys.aux(kType, name, "seq"),
           keys.aux(kType, name, "meta"),  keys.aux(kType, name, "who"),
-          keys.history(kType, name)};
+          keys.history(kType, name),      keys.aux(kType, name, "watchers")};
 }
 
 std::string wake_prefix(const Keys& keys, std::string_view name) {
@@ -129,6 +130,35 @@ Status status(Connection& conn, const Keys& keys, std::string_view name) {
   Status s = decode_status(r.get());
   s.name = std::string(name);
   return s;
+}
+
+Freed wait_free(Connection& conn, const Keys& keys, std::string_view name, std::int64_t limit,
+                std::int64_t permits, std::optional<Millis> wait) {
+  check_name("semaphore", name);
+  TakeOptions asked;
+  asked.limit = limit;
+  asked.permits = permits;
+  check_options(asked);
+  Freed out;
+  out.name = std::string(name);
+  out.limit = limit;
+  out.permits = permits;
+  // The most permits in use that leave ours free, before the token: the release script reads
+  // it from the member (lib/sem.lua, sem_wake_watchers).
+  std::string watcher = fmt::format("{}:{}", limit - permits, random_token());
+  Args k = sem_keys(keys, name);
+  auto start = Clock::now();
+  out.free = watching::wait_until_free(
+      conn, k[9] + ":" + watcher, wait, [&](Millis life) -> watching::Look {
+        Reply r = eval(conn, lua::kSemWatch, k,
+                       {watcher, std::to_string(life.count()), std::to_string(keys.history_cap())});
+        out.in_use = element_integer(r.get(), 1, kScripts);
+        out.holders = element_integer(r.get(), 2, kScripts);
+        // Holders' leases may end any time: the heartbeat looks again.
+        return {element_integer(r.get(), 0, kScripts) == 1, Millis::max()};
+      });
+  out.waited_ms = since(start).count();
+  return out;
 }
 
 Call status_call(const Keys& keys, std::string_view name) {

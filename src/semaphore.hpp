@@ -6,7 +6,8 @@
 /// holder -> permits; `…:queue` zset ticket -> arrival; `…:alive` zset ticket -> heartbeat
 /// deadline; `…:wants` hash ticket -> permits; `…:seq` arrival counter; `…:meta` {limit};
 /// `…:who` hash holder -> who took it (identity.hpp) and when; `…:wake:<token>` one
-/// waiter's wake-up list.
+/// waiter's wake-up list; `…:watchers` zset of `sem wait` callers, each woken on
+/// `…:watchers:<member>` (watching.hpp).
 
 #include <chrono>
 #include <cstdint>
@@ -91,6 +92,24 @@ struct Status {
   std::vector<Holder> holders;
 };
 Status status(Connection& conn, const Keys& keys, std::string_view name);
+
+/// What `sem wait` saw (member names are its JSON fields).
+struct Freed {
+  bool free = false;
+  std::string name;
+  std::int64_t limit = 0;
+  std::int64_t permits = 0;  ///< how many it waited for
+  std::int64_t in_use = 0;   ///< permits in use at its last look (when freed by a wake-up: before)
+  std::int64_t holders = 0;
+  std::int64_t waited_ms = 0;
+};
+/// Waits up to `wait` (nullopt: look once; Millis::max(): forever) until `permits` of `limit`
+/// permits are free, without taking any (watching.hpp): woken by the release that frees them,
+/// behind no queued taker and ahead of none. free=false when the wait ran out. Throws
+/// Error(kUsage) for permits outside 1..limit, Error(kConnection/kServer/kInterrupted).
+Freed wait_free(Connection& conn, const Keys& keys, std::string_view name, std::int64_t limit,
+                std::int64_t permits, std::optional<Millis> wait);
+
 /// status() as a call for a pipeline of many objects (send_calls); decode with decode_status.
 Call status_call(const Keys& keys, std::string_view name);
 

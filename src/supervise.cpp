@@ -389,6 +389,7 @@ SuperviseResult supervise(const SuperviseOptions& opts, Lease& lease) {
   }
   setpgid(child, child);  // both sides set it, so neither races the other
   TerminalHandover terminal(child, take_terminal);
+  if (opts.on_started) opts.on_started();
   return supervisor.run(child, &terminal);
 }
 

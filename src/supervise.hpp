@@ -27,6 +27,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -87,6 +88,8 @@ struct SuperviseOptions {
   /// The longest the command may run (--max-run): after that, SIGTERM to its group, SIGKILL
   /// after kill_grace, and the result says timed_out. nullopt: no limit.
   std::optional<Millis> max_run{};
+  /// Called once the command has been started (the run form's READY=1 to systemd).
+  std::function<void()> on_started{};
 };
 
 struct SuperviseResult {

@@ -2,8 +2,8 @@
 -- KEYS[1] lock hash {token, fence, acquired_at (server ms)}, KEYS[2] fence counter, KEYS[3] writers' wake list,
 -- KEYS[4] readers zset (token -> lease deadline), KEYS[5] waiting writers zset (token ->
 -- heartbeat deadline), KEYS[6] waiting readers zset, KEYS[7] readers' fences hash, KEYS[8]
--- readers' identities hash, KEYS[9] history stream, KEYS[10] the writer's open take
--- (all under one {hash tag}; times in ms of server time)
+-- readers' identities hash, KEYS[9] history stream, KEYS[10] the writer's open take, KEYS[11]
+-- the watchers zset of `lock wait` (all under one {hash tag}; times in ms of server time)
 -- ARGV[1] token, ARGV[2] ttl_ms, ARGV[3] 1 when the caller will wait, ARGV[4] heartbeat ms,
 -- ARGV[5] who takes it (src/identity.hpp's pack(), kept in the hash's `who`), ARGV[6] events
 -- the history keeps (0: none recorded), ARGV[7] 1 when a busy answer is the call's last (a try

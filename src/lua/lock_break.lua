@@ -2,7 +2,7 @@
 -- wake the waiters.
 -- KEYS as lock_acquire (lock hash, fence counter, writers' wake list, readers zset, waiting
 -- writers zset, waiting readers zset, readers' fences hash, readers' identities hash, history
--- stream, the writer's open take).
+-- stream, the writer's open take, the watchers zset).
 -- ARGV[1] prefix of the readers' wake lists, ARGV[2] heartbeat ms, ARGV[3] events the history
 -- keeps (0: none recorded), ARGV[4] who breaks it
 -- returns the token of the writer that held it | 'readers:N' | '' when it was free
@@ -26,6 +26,7 @@ else
 end
 history_close(KEYS[10])
 redis.call('DEL', KEYS[1], KEYS[4], KEYS[7], KEYS[8])
+lock_wake_watchers(now)
 redis.call('DEL', KEYS[3])
 redis.call('RPUSH', KEYS[3], '1')
 redis.call('PEXPIRE', KEYS[3], 60000)

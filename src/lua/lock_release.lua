@@ -2,7 +2,7 @@
 -- wake who may take it next; a waiter that gives up leaves the waiting sets here too.
 -- KEYS as lock_acquire (lock hash, fence counter, writers' wake list, readers zset, waiting
 -- writers zset, waiting readers zset, readers' fences hash, readers' identities hash, history
--- stream, the writer's open take).
+-- stream, the writer's open take, the watchers zset).
 -- ARGV[1] token, ARGV[2] prefix of the readers' wake lists (same {hash tag}), ARGV[3] heartbeat
 -- ms, ARGV[4] events the history keeps (0: none recorded), ARGV[5] who calls, ARGV[6] how the
 -- hold ends: '' given back, 'withdraw' (a waiter that gives up: recorded as `busy` when it did
@@ -104,7 +104,8 @@ end
 local woken = false
 if not holder then
   local writers = present[5] and redis.call('ZCARD', KEYS[5]) or 0
-  if readers == 0 then  -- free: one writer may go
+  if readers == 0 then  -- free: one writer may go, and every watcher learns it
+    lock_wake_watchers(now)
     if present[3] then redis.call('DEL', KEYS[3]) end
     redis.call('RPUSH', KEYS[3], '1')
     redis.call('PEXPIRE', KEYS[3], 60000)

@@ -1,5 +1,6 @@
 -- sem_release: give back a holder's permits, or withdraw a waiting ticket; wake who now fits.
--- KEYS as sem_take (holders, permits, queue, alive, wants, counter, meta, who, history).
+-- KEYS as sem_take (holders, permits, queue, alive, wants, counter, meta, who, history), and
+-- KEYS[10] the watchers zset (lib/sem.lua).
 -- ARGV[1] token, ARGV[2] wake-list key prefix, ARGV[3] ticket heartbeat ms, ARGV[4] events the
 -- history keeps (0: none recorded), ARGV[5] who calls, ARGV[6] how the hold ends ('',
 -- 'withdraw': a waiter that gives up, recorded as `busy` when it held nothing, 'lost' or
@@ -44,5 +45,6 @@ local limit = tonumber(redis.call('HGET', meta, 'limit') or '0')
 local room = limit
 for _, v in ipairs(redis.call('HVALS', permits)) do room = room - tonumber(v) end
 local woken = sem_wake_admissible(room, wake_prefix, heartbeat)
+sem_wake_watchers(limit - room, now)
 if released == 1 and woken then return 2 end
 return released

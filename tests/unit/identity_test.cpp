@@ -33,6 +33,36 @@ TEST_CASE("an identity packed and unpacked is the same, control bytes made space
   CHECK(rcoord::unpack("not packed").pid == 0);
 }
 
+TEST_CASE("a trace id is packed last, and only when there is one") {
+  Identity who{"web-3", 4242, "backup", "backup.sh", ""};
+  CHECK(rcoord::unpack(rcoord::pack(who)).trace_id.empty());
+  CHECK(rcoord::pack(who).find("4bf92f") == std::string::npos);
+  who.trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
+  Identity back = rcoord::unpack(rcoord::pack(who));
+  CHECK(back.trace_id == "4bf92f3577b34da6a3ce929d0e0e4736");
+  CHECK(back.note.empty());
+  CHECK(back.cmd == "backup.sh");
+}
+
+TEST_CASE("trace_id_of reads a W3C traceparent and refuses anything else") {
+  using rcoord::trace_id_of;
+  const std::string id = "4bf92f3577b34da6a3ce929d0e0e4736";
+  CHECK(trace_id_of("00-" + id + "-00f067aa0ba902b7-01") == id);
+  CHECK(trace_id_of("00-" + id + "-00f067aa0ba902b7-00") == id);
+  // A later version may carry more fields after a dash; version 00 may not.
+  CHECK(trace_id_of("01-" + id + "-00f067aa0ba902b7-01-extra") == id);
+  CHECK_FALSE(trace_id_of("00-" + id + "-00f067aa0ba902b7-01-extra"));
+  CHECK_FALSE(trace_id_of("01-" + id + "-00f067aa0ba902b7-01extra"));
+  CHECK_FALSE(trace_id_of("ff-" + id + "-00f067aa0ba902b7-01"));  // forbidden version
+  CHECK_FALSE(trace_id_of("00-00000000000000000000000000000000-00f067aa0ba902b7-01"));
+  CHECK_FALSE(trace_id_of("00-" + id + "-0000000000000000-01"));  // zero parent
+  CHECK_FALSE(trace_id_of("00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01"));
+  CHECK_FALSE(trace_id_of("00-" + id + "-00f067aa0ba902b7"));  // no flags
+  CHECK_FALSE(trace_id_of("00_" + id + "-00f067aa0ba902b7-01"));
+  CHECK_FALSE(trace_id_of("00-" + id + "-00f067aa0ba902g7-01"));
+  CHECK_FALSE(trace_id_of(""));
+}
+
 TEST_CASE("this process: its pid and host, the cmd and note given") {
   Identity me = rcoord::this_process("lock acquire", "n");
   CHECK(me.pid == static_cast<std::int64_t>(getpid()));

@@ -80,9 +80,10 @@ TEST_CASE("unknown commands and options get the nearest name, a group without it
   CHECK(hint({"-p", "6379", "lock", "aquire", "x"}) ==
         "unknown command 'aquire': did you mean 'acquire'?");
   CHECK(hint({"lock", "frob"}) ==
-        "unknown command 'frob': 'rcoord lock' has acquire, release, extend, status, break or run");
+        "unknown command 'frob': 'rcoord lock' has acquire, release, extend, status, wait, break "
+        "or run");
   CHECK(hint({"lock"}) ==
-        "'rcoord lock' needs a command: acquire, release, extend, status, break or run");
+        "'rcoord lock' needs a command: acquire, release, extend, status, wait, break or run");
   CHECK(hint({"completion", "bash"}).starts_with("there is no 'completion' command"));
   CHECK(hint({"lock", "acquire", "x", "--ttll", "5s"}) ==
         "unknown option '--ttll' for 'lock acquire': did you mean '--ttl'?");

@@ -26,7 +26,8 @@ local function lock_holder()
     if not (held and held[1]) then refuse(1, 'a ' .. kind .. ' that is not an rcoord lock') end
   end
   local present =
-    check_types({false, 'string', 'list', 'zset', 'zset', 'zset', 'hash', 'hash', 'stream', 'string'})
+    check_types({false, 'string', 'list', 'zset', 'zset', 'zset', 'hash', 'hash', 'stream', 'string',
+                 'zset'})
   present[1] = held ~= false
   return held and held[1], present, held
 end
@@ -78,4 +79,17 @@ local function lock_extend_reader(token, ttl, now)
   redis.call('PEXPIRE', KEYS[7], tonumber(last[2]) - now + 1000)
   if redis.call('EXISTS', KEYS[8]) == 1 then redis.call('PEXPIRE', KEYS[8], tonumber(last[2]) - now + 1000) end
   return tonumber(redis.call('HGET', KEYS[7], token) or '0')
+end
+
+-- The lock is free now: every caller of `lock wait` (KEYS[11]) is woken and leaves the set.
+-- They take nothing, so waking them all costs no waiting taker its turn (the takers' own
+-- wake-ups are untouched); a watcher whose heartbeat lapsed is dropped unwoken.
+local function lock_wake_watchers(now)
+  if not KEYS[11] or redis.call('EXISTS', KEYS[11]) == 0 then return end
+  for _, w in ipairs(redis.call('ZRANGEBYSCORE', KEYS[11], '(' .. now, '+inf')) do
+    local wake = KEYS[11] .. ':' .. w
+    redis.call('RPUSH', wake, '1')
+    redis.call('PEXPIRE', wake, 60000)
+  end
+  redis.call('DEL', KEYS[11])
 end

@@ -1,7 +1,8 @@
 -- sem: what the scripts that change a semaphore share (spliced in by cmake/EmbedLua.cmake,
 -- after lib/history.lua). KEYS as sem_take: KEYS[1] holders zset, KEYS[2] permits hash,
 -- KEYS[3] queue zset, KEYS[4] alive zset, KEYS[5] wants hash, KEYS[8] who hash, KEYS[9]
--- history stream.
+-- history stream, KEYS[10] the watchers zset of `sem wait` (`<most in use>:<token>` ->
+-- heartbeat deadline; each one's wake list is KEYS[10] .. ':' .. its member).
 
 -- Holders whose lease ran out (recorded as `expired` in the history, keeping `cap` events)
 -- and tickets whose waiter stopped refreshing are gone.
@@ -35,4 +36,22 @@ local function sem_wake_admissible(room, wake_prefix, heartbeat)
     woken = true
   end
   return woken
+end
+
+-- Wakes every caller of `sem wait` (KEYS[10]) that `used` permits in use now satisfy: the
+-- most its member allows (`<most in use>:<token>`) is at least `used`. Woken watchers leave
+-- the set; they take nothing, so no queued taker loses its turn to them. Watchers whose
+-- heartbeat lapsed are dropped unwoken.
+local function sem_wake_watchers(used, now)
+  if not KEYS[10] or redis.call('EXISTS', KEYS[10]) == 0 then return end
+  redis.call('ZREMRANGEBYSCORE', KEYS[10], '-inf', now)
+  for _, w in ipairs(redis.call('ZRANGE', KEYS[10], 0, -1)) do
+    local most = tonumber(string.match(w, '^(%d+):'))
+    if most and used <= most then
+      local wake = KEYS[10] .. ':' .. w
+      redis.call('RPUSH', wake, '1')
+      redis.call('PEXPIRE', wake, 60000)
+      redis.call('ZREM', KEYS[10], w)
+    end
+  end
 end
