@@ -235,6 +235,7 @@ Error script_error(std::string_view msg, const Script& script, const Args& keys)
 }
 
 Reply eval(Connection& conn, const Script& script, const Args& keys, const Args& args) {
+  if (script.writes) conn.count_replicas_with_next_request();
   Reply r = conn.command_raw(eval_args("EVALSHA", script.sha1, keys, args));
   // The script cache is empty after a restart or SCRIPT FLUSH: send the body once.
   if (is_noscript(r)) r = conn.command_raw(eval_args("EVAL", script.body, keys, args));
