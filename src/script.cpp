@@ -288,6 +288,7 @@ std::vector<Reply> with_noscript_retry(
   evals.reserve(again.size());
   for (std::size_t i : again) evals.push_back(as_eval(calls[i]));
   std::vector<const Args*> eval_commands;
+  eval_commands.reserve(evals.size());
   for (const auto& e : evals) eval_commands.push_back(&e);
   auto second = exchange(eval_commands);
   for (std::size_t k = 0; k < again.size(); ++k) replies[again[k]] = std::move(second[k]);
