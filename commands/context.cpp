@@ -26,6 +26,20 @@ CLI::Validator decimal_in(std::int64_t min, std::int64_t max) {
           ""};
 }
 
+// --wait-replicas: `auto` (kWaitReplicasAuto), or a count 0 to max.
+CLI::Validator replica_count_in(std::int64_t max) {
+  CLI::Validator count = decimal_in(0, max);
+  return {[count](std::string& value) -> std::string {
+            if (value == "auto") {
+              value = std::to_string(kWaitReplicasAuto);
+              return {};
+            }
+            std::string refused = count(value);
+            return refused.empty() ? refused : refused + ", or auto";
+          },
+          ""};
+}
+
 const CLI::Validator kDecimalReal(
     [](std::string& value) -> std::string {
       if (parse_decimal_real(value)) return {};
@@ -64,6 +78,9 @@ CLI::Option* add_global_option(CLI::App& app, GlobalOptions& opts, const GlobalO
       break;
     case GlobalOption::Check::kDecimalRange:
       opt->transform(decimal_in(option.min, option.max));
+      break;
+    case GlobalOption::Check::kReplicaCount:
+      opt->transform(replica_count_in(option.max));
       break;
   }
   return opt->group("Global options");

@@ -157,7 +157,7 @@ complete -c rcoord -n 'not __rcoord_in_child_command' -l insecure -d 'Do not ver
 complete -c rcoord -n 'not __rcoord_in_child_command' -l sni -x -a '(__fish_print_hostnames)' -d 'Server name to send and verify in TLS'
 complete -c rcoord -n 'not __rcoord_in_child_command' -l sentinel -x -d 'Find the master through this Sentinel (repeatable)'
 complete -c rcoord -n 'not __rcoord_in_child_command' -l sentinel-master -x -d 'Name of the master the sentinels monitor'
-complete -c rcoord -n 'not __rcoord_in_child_command' -l wait-replicas -x -d 'After each write, wait for N replicas to acknowledge it (Redis WAIT)'
+complete -c rcoord -n 'not __rcoord_in_child_command' -l wait-replicas -x -d 'After each write, wait for N replicas to acknowledge it (Redis WAIT); auto (default): every replica connected when the write is made; 0: none'
 complete -c rcoord -n 'not __rcoord_in_child_command' -l note -x -d 'Recorded with what this command takes, for `status`, `ls` and `history` (default: $RCOORD_NOTE, else a link to the CI run when in CI)'
 complete -c rcoord -n 'not __rcoord_in_child_command' -l history -x -d 'Events each lock, semaphore, election and queue keeps in its history, for `rcoord history` (0 records none)'
 complete -c rcoord -n __rcoord_needs_command -a bloom -d 'Scalable Bloom filters: add and test items'

@@ -46,16 +46,30 @@ void Connection::send_formatted(std::string_view resp) {
   session_.send_formatted(resp);
 }
 
+namespace {
+
+// How many replicas a write to `at` waits for: `asked` (--wait-replicas), or with auto the
+// replicas online when the write was made, as ROLE sent with it said (else asked now).
+int replicas_to_await(Session& at, int asked) {
+  if (asked != kWaitReplicasAuto) return asked;
+  auto learnt = at.take_replica_count();
+  return learnt ? *learnt : at.count_replicas();
+}
+
+}  // namespace
+
 void Connection::await_replicas() {
-  if (wait_replicas_ <= 0) return;
+  if (wait_replicas_ == 0) return;
   if (asked_) {
     // The write went to the node of an ASK redirect: its replicas are the ones to wait for.
     Session there = std::move(*asked_);
     asked_.reset();
-    rcoord::await_replicas(there, wait_replicas_);
+    if (int n = replicas_to_await(there, wait_replicas_); n > 0) rcoord::await_replicas(there, n);
     return;
   }
-  rcoord::await_replicas(session_, wait_replicas_);
+  if (int n = replicas_to_await(session_, wait_replicas_); n > 0) {
+    rcoord::await_replicas(session_, n);
+  }
 }
 
 }  // namespace rcoord

@@ -17,6 +17,7 @@
 #include "redirect.hpp"
 #include "reply.hpp"
 #include "session.hpp"
+#include "settings.hpp"
 #include "url.hpp"
 
 namespace rcoord {
@@ -94,12 +95,20 @@ class Connection {
   }
   std::chrono::steady_clock::time_point deadline() const { return session_.deadline(); }
 
-  /// With N > 0, await_replicas() asks for N replica acknowledgements (--wait-replicas).
+  /// With N > 0, await_replicas() asks for N replica acknowledgements (--wait-replicas);
+  /// with kWaitReplicasAuto, for every replica connected when the write was made.
   void set_wait_replicas(int n) { wait_replicas_ = n; }
   int wait_replicas() const { return wait_replicas_; }
+  /// The next request is a write that await_replicas() follows: with kWaitReplicasAuto, ROLE
+  /// goes out in front of it in the same write, so that learning how many replicas to wait
+  /// for costs no round trip (and with none, nothing at all: no WAIT is sent).
+  void count_replicas_with_next_request() {
+    if (wait_replicas_ == kWaitReplicasAuto) session_.want_replica_count();
+  }
   /// Waits (Redis WAIT, up to the I/O timeout) until the replicas asked for acknowledged
   /// every write this connection made. After a command served through an ASK redirect, the
-  /// WAIT goes to the node that served it. Throws ReplicaShortfall when fewer did.
+  /// WAIT goes to the node that served it. Throws ReplicaShortfall when fewer did. With
+  /// kWaitReplicasAuto and no count learnt with the request, ROLE is asked first.
   void await_replicas();
 
   const Endpoint& endpoint() const { return session_.endpoint(); }

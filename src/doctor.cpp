@@ -111,12 +111,12 @@ Finding check_replication(Connection& conn) {
             fmt::format("replicas behind by more than 1 s or not online:{}; a failover now would "
                         "lose recent locks",
                         lagging),
-            "check the replicas' links and load; use --wait-replicas for writes that must "
-            "survive a failover"};
+            "check the replicas' links and load; keep --wait-replicas at auto (the default) or a "
+            "number for writes that must survive a failover"};
   }
   return {"replication", true,
           fmt::format("{} replica(s) online, lag at most 1 s (a failover can still lose the "
-                      "last writes unless --wait-replicas is used)",
+                      "last writes made with --wait-replicas 0)",
                       replicas),
           ""};
 }

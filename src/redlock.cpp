@@ -176,7 +176,9 @@ Redlock::Attempt Redlock::try_once(std::string_view name, const std::string& tok
     if (fences_differ) {
       // Write the highest fence back to every granting node, so whoever takes the lock next
       // (on a majority sharing a node with ours) counts on from there. (When they agree,
-      // that write would change nothing: the hand-off saves its round trip.)
+      // that write would change nothing: the hand-off saves its round trip. Fences follow
+      // each node's clock in µs (lib/fence.lua), so they agree only when a counter was
+      // ahead of every clock: most takes pay this round trip.)
       auto raised = on_all(conns_, [&](std::size_t i, Connection& c) {
         return grants[i].answered() && grants[i].value->acquired &&
                lock::raise_fence(c, keys_, name, token, top_fence);

@@ -65,6 +65,17 @@ std::string key_on_line(std::string_view body, long line, const Args& keys) {
   return index >= 1 && index <= keys.size() ? keys[index - 1] : std::string();
 }
 
+// A lock's fence counter or an election's term counter: its next number is at least the
+// server's clock in µs (src/lua/lib/fence.lua), so starting it again is safe.
+bool counts_from_clock(std::string_view key) {
+  auto ends_with = [key](std::string_view tail) {
+    return key.size() >= tail.size() && key.substr(key.size() - tail.size()) == tail;
+  };
+  return key.find("{lock:") != std::string_view::npos
+             ? ends_with(":fence")
+             : key.find("{elect:") != std::string_view::npos && ends_with(":term");
+}
+
 // A refusal of the prelude (src/lua/lib/prelude.lua): `WRONGTYPE KEYS[<i>] holds <what>`,
 // optionally ending in ` (<hint>)`.
 struct Refusal {
@@ -195,9 +206,15 @@ Error script_error(std::string_view msg, const Script& script, const Args& keys)
       auto object = object_of_key(key);
       std::string whose =
           object ? fmt::format("{} '{}': ", object_noun(object->type), object->name) : "";
-      return {kServer,
-              fmt::format("script {} failed: {}key '{}' does not hold an integer: {}", script.name,
-                          whose, key, text),
+      std::string what = fmt::format("script {} failed: {}key '{}' does not hold an integer: {}",
+                                     script.name, whose, key, text);
+      if (counts_from_clock(key)) {
+        return {kServer, what,
+                fmt::format("it was changed by hand: delete it, and the next number is taken from "
+                            "the server's clock, above those handed out: redis-cli DEL '{}'",
+                            key)};
+      }
+      return {kServer, what,
               fmt::format("it was changed by hand: set it above every number it handed out, "
                           "e.g. redis-cli SET '{}' 1000000, or delete it to count again from 1: "
                           "redis-cli DEL '{}'",
@@ -218,6 +235,7 @@ Error script_error(std::string_view msg, const Script& script, const Args& keys)
 }
 
 Reply eval(Connection& conn, const Script& script, const Args& keys, const Args& args) {
+  if (script.writes) conn.count_replicas_with_next_request();
   Reply r = conn.command_raw(eval_args("EVALSHA", script.sha1, keys, args));
   // The script cache is empty after a restart or SCRIPT FLUSH: send the body once.
   if (is_noscript(r)) r = conn.command_raw(eval_args("EVAL", script.body, keys, args));
@@ -270,6 +288,7 @@ std::vector<Reply> with_noscript_retry(
   evals.reserve(again.size());
   for (std::size_t i : again) evals.push_back(as_eval(calls[i]));
   std::vector<const Args*> eval_commands;
+  eval_commands.reserve(evals.size());
   for (const auto& e : evals) eval_commands.push_back(&e);
   auto second = exchange(eval_commands);
   for (std::size_t k = 0; k < again.size(); ++k) replies[again[k]] = std::move(second[k]);

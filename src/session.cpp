@@ -39,6 +39,8 @@ bool Session::handshake(const Deadline& deadline) {
   if (check_role) hello.push_back({"ROLE"});
   // With a handshake to make anyway the name goes with it; else with the first command.
   name_reply_owed_ = false;
+  role_reply_owed_ = false;
+  replicas_.reset();
   name_pending_ = !endpoint_.client_name.empty();
   if (name_pending_ && !hello.empty()) {
     hello.push_back({"CLIENT", "SETNAME", endpoint_.client_name});
@@ -128,19 +130,51 @@ void Session::find_master(const Deadline& deadline) {
               "check --sentinel and --sentinel-master");
 }
 
+namespace {
+
+// The replicas online at a master, from its ROLE reply (`master`, offset, one entry per online
+// replica); 0 from a replica, or from an error (a user who may not run ROLE).
+int online_replicas(const Reply& role) {
+  const redisReply* r = role.get();
+  if (r->type != REDIS_REPLY_ARRAY || r->elements < 3 || reply_string(r->element[0]) != "master" ||
+      r->element[2]->type != REDIS_REPLY_ARRAY) {
+    return 0;
+  }
+  return static_cast<int>(r->element[2]->elements);
+}
+
+}  // namespace
+
 std::string Session::name_prefix() {
-  if (!name_pending_) return {};
-  name_pending_ = false;
-  name_reply_owed_ = true;
   std::string out;
-  append_command(out, {"CLIENT", "SETNAME", endpoint_.client_name});
+  if (name_pending_) {
+    name_pending_ = false;
+    name_reply_owed_ = true;
+    append_command(out, {"CLIENT", "SETNAME", endpoint_.client_name});
+  }
+  if (role_pending_) {
+    role_pending_ = false;
+    role_reply_owed_ = true;
+    append_command(out, {"ROLE"});
+  }
   return out;
 }
 
 void Session::skip_name_reply(const Deadline& deadline) {
-  if (!name_reply_owed_) return;
-  transport_.read_reply(deadline);
-  name_reply_owed_ = false;
+  if (name_reply_owed_) {
+    transport_.read_reply(deadline);
+    name_reply_owed_ = false;
+  }
+  if (role_reply_owed_) {
+    replicas_ = online_replicas(transport_.read_reply(deadline));
+    role_reply_owed_ = false;
+  }
+}
+
+int Session::count_replicas() {
+  std::string out;
+  append_command(out, {"ROLE"});
+  return online_replicas(round_trip(out, Millis(0)));
 }
 
 std::vector<Reply> Session::exchange(const std::vector<Args>& commands, Millis extra) {

@@ -4,7 +4,9 @@
 /// It follows no cluster redirect: that is the Connection's job (connection.hpp).
 
 #include <chrono>
+#include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "duration.hpp"
@@ -59,6 +61,16 @@ class Session {
   const Endpoint& endpoint() const { return endpoint_; }
   Millis timeout() const { return timeout_; }
 
+  /// ROLE goes out in front of the next request, in the same write (no round trip of its
+  /// own): take_replica_count() then gives the replicas connected when it was made.
+  void want_replica_count() { role_pending_ = true; }
+  /// The replicas online at the master (ROLE) as the last request with want_replica_count()
+  /// learnt them, once; nullopt when none has since. A replica counts none; a user who may not
+  /// run ROLE counts none too (-1 is never returned).
+  std::optional<int> take_replica_count() { return std::exchange(replicas_, std::nullopt); }
+  /// ROLE now, in a round trip of its own: the replicas online at the master.
+  int count_replicas();
+
  private:
   /// Asks the sentinels for the master's address and points the endpoint at it.
   void find_master(const Deadline& deadline);
@@ -66,10 +78,11 @@ class Session {
   bool handshake(const Deadline& deadline);
   /// The start of the next write: CLIENT SETNAME when the connection has not named itself
   /// yet (its reply is then owed, and read by skip_name_reply() before any other).
+  /// Then ROLE, when want_replica_count() asked for it.
   std::string name_prefix();
   /// Reads and drops the reply of CLIENT SETNAME when one is owed. An error reply (a user
   /// whose ACL has no CLIENT SETNAME) is dropped too: the name is for operators, never a
-  /// reason to fail the command.
+  /// reason to fail the command. Then reads ROLE's when one is owed, into replicas_.
   void skip_name_reply(const Deadline& deadline);
 
   Endpoint endpoint_;
@@ -78,6 +91,9 @@ class Session {
   bool request_sent_ = false;
   bool name_pending_ = false;     // CLIENT SETNAME goes out with the next write
   bool name_reply_owed_ = false;  // its reply comes before the next command's
+  bool role_pending_ = false;     // ROLE goes out with the next write
+  bool role_reply_owed_ = false;  // its reply comes next (after the name's)
+  std::optional<int> replicas_;   // what the last ROLE said
   Clock::time_point cap_ = Clock::time_point::max();
 };
 

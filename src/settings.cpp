@@ -40,6 +40,15 @@ int parse_int(const std::string& what, const std::string& value, int max) {
               fmt::format("use a whole number in decimal digits, 0 to {}", max));
 }
 
+// `wait-replicas` of the config file, other than auto.
+int parse_replica_count(const std::string& value) {
+  auto n = parse_decimal(value);
+  if (n && *n >= 0 && *n <= kMaxWaitReplicas) return static_cast<int>(*n);
+  throw Error(
+      kUsage, fmt::format("bad wait-replicas in the config file '{}'", value),
+      fmt::format("use auto, or a whole number in decimal digits, 0 to {}", kMaxWaitReplicas));
+}
+
 // -h (or `host` in the config file) as a URL's host is checked: a control byte, a space, '/'
 // or '@' is never a host, and would otherwise only fail later as a connection error.
 void check_host_option(const std::string& host) {
@@ -149,7 +158,7 @@ class Resolver {
     if (given("wait-replicas")) {
       settings_.wait_replicas = opts_.wait_replicas;
     } else if (auto w = from_config("wait-replicas")) {
-      settings_.wait_replicas = parse_int("wait-replicas in the config file", *w, kMaxWaitReplicas);
+      settings_.wait_replicas = *w == "auto" ? kWaitReplicasAuto : parse_replica_count(*w);
     }
   }
 

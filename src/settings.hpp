@@ -25,6 +25,8 @@ namespace rcoord {
 constexpr int kMaxPort = 65535;
 constexpr int kMaxDb = 1'000'000;
 constexpr int kMaxWaitReplicas = 1000;
+/// --wait-replicas auto (the default): wait for every replica connected when the write is made.
+constexpr int kWaitReplicasAuto = -1;
 /// Events an object's history keeps by default, and at most (--history): the take scripts
 /// read back through it to notice a lease that expired, so it stays small.
 constexpr int kDefaultHistory = 100;
@@ -61,7 +63,7 @@ struct GlobalOptions {
   // Sentinel
   std::vector<std::string> sentinels;
   std::string sentinel_master;
-  int wait_replicas = 0;
+  int wait_replicas = kWaitReplicasAuto;
   int history = kDefaultHistory;
   std::string note;
 
@@ -75,7 +77,7 @@ struct GlobalOptions {
 /// registration, main's search for the command word and the config file's keys all read.
 struct GlobalOption {
   /// How the value is checked as the command line is parsed.
-  enum class Check { kNone, kDuration, kOutputFormat, kDecimalRange };
+  enum class Check { kNone, kDuration, kOutputFormat, kDecimalRange, kReplicaCount };
   using Field =
       std::variant<bool GlobalOptions::*, int GlobalOptions::*, std::string GlobalOptions::*,
                    std::vector<std::string> GlobalOptions::*>;
@@ -121,7 +123,9 @@ struct Settings {
   std::string prefix = "rcoord:";
   Format format = Format::kText;
   bool quiet = false;
-  int wait_replicas = 0;  ///< replica acknowledgements every write waits for
+  /// Replica acknowledgements every write waits for; kWaitReplicasAuto: every replica
+  /// connected when the write is made.
+  int wait_replicas = kWaitReplicasAuto;
   /// What every take records as its note (SPEC §5): --note, $RCOORD_NOTE, `note` in the
   /// config file, else a link to the CI run when in CI; may be empty.
   std::string note;

@@ -13,19 +13,20 @@
 -- returns {1, term, ttl_ms, id} leader | {0, term, leader_ttl_ms, leader_id} not leader
 -- Announcement: 'L <term> <ttl_ms> <id>'.
 -- @lib clock
+-- @lib fence
 -- @lib history
 local leader = object_field(1, 'id', 'election')
 check_types({false, 'string', 'list', 'stream', 'string'})
 if not leader then
   local cap, who = tonumber(ARGV[7] or '0'), ARGV[6] or ''
   history_expired(KEYS[5], KEYS[4], cap, 'id', 'term')
-  local term = redis.call('INCR', KEYS[2])
+  local term = fence_after(2, redis.call('INCR', KEYS[2]))
   redis.call('HSET', KEYS[1], 'id', ARGV[1], 'term', term, 'token', ARGV[5], 'who', who,
              'acquired_at', server_ms())
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   history_add(KEYS[4], cap, 'elected', who, 'id', ARGV[1], 'term', term)
   history_open(KEYS[5], cap, ARGV[1], who, term)
-  redis.call('PUBLISH', ARGV[3], 'L ' .. term .. ' ' .. ARGV[2] .. ' ' .. ARGV[1])
+  redis.call('PUBLISH', ARGV[3], 'L ' .. fence_text(term) .. ' ' .. ARGV[2] .. ' ' .. ARGV[1])
   return {1, term, tonumber(ARGV[2]), ARGV[1]}
 end
 local term = tonumber(redis.call('HGET', KEYS[1], 'term'))

@@ -11,6 +11,7 @@
 -- returns {1, fence, ttl_ms, refreshed} when acquired (refreshed: 1 when the token already held
 -- it, 0 when newly taken) | {0, 0, remaining_ms of the holders} when busy
 -- @lib clock
+-- @lib fence
 -- @lib history
 -- @lib lock
 local token, ttl, waiting, heartbeat = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', tonumber(ARGV[4])
@@ -26,7 +27,7 @@ local readers = lock_drop_expired(holder, now, cap, present)
 if present[5] then redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now) end
 
 if not holder and readers == 0 then
-  local fence = redis.call('INCR', KEYS[2])
+  local fence = fence_after(2, redis.call('INCR', KEYS[2]))
   redis.call('HSET', KEYS[1], 'token', token, 'fence', fence, 'acquired_at', now, 'who', who)
   redis.call('PEXPIRE', KEYS[1], ttl)
   if present[5] then redis.call('ZREM', KEYS[5], token) end

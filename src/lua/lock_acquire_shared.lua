@@ -10,6 +10,7 @@
 -- A reader is refused while a writer holds the lock or any writer is waiting for it, so a
 -- stream of readers cannot starve a writer.
 -- @lib clock
+-- @lib fence
 -- @lib history
 -- @lib lock
 -- @lib holder
@@ -32,7 +33,7 @@ local mine = redis.call('ZSCORE', KEYS[4], token)
 if mine or (not holder and redis.call('ZCARD', KEYS[5]) == 0) then
   local fence = tonumber(redis.call('HGET', KEYS[7], token) or '0')
   if not mine then
-    fence = redis.call('INCR', KEYS[2])
+    fence = fence_after(2, redis.call('INCR', KEYS[2]))
     redis.call('HSET', KEYS[7], token, fence)
     redis.call('HSET', KEYS[8], token, holder_record(who, now))
     history_add(KEYS[9], cap, 'acquired', who, 'token', token, 'mode', 'shared', 'fence', fence)

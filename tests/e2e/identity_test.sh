@@ -41,7 +41,7 @@ pass "lock acquire records host, pid, user, cmd, note and the server time of the
 expect 0 "$RCOORD" ls nightly
 assert_contains "$OUT" "held by $user@$host (pid $taker, lock acquire) for "
 assert_contains "$OUT" ", expires in "
-assert_contains "$OUT" ", fence 1"
+grep -qE ", fence [0-9]{16}$" <<<"$OUT" || fail "ls names the fence: $OUT"
 pass "ls: held by user@host (pid, cmd) for .., expires in .."
 
 # $RCOORD_NOTE is the default note; --note beats it; a control byte cannot forge a line.

@@ -112,6 +112,7 @@ one_line 4 "$RCOORD" lock acquire broken-fence
 assert_contains "$ERR" "lock 'broken-fence': key 'rcoord:{lock:broken-fence}:fence' does not hold an integer"
 assert_contains "$ERR" "not an integer or out of range"
 assert_contains "$ERR" "redis-cli DEL 'rcoord:{lock:broken-fence}:fence'"
+assert_contains "$ERR" "the next number is taken from the server's clock"
 cli set 'rcoord:{elect:broken-term}:term' 1.5 >/dev/null
 one_line 4 "$RCOORD" elect campaign broken-term --id a
 assert_contains "$ERR" "key 'rcoord:{elect:broken-term}:term' does not hold an integer"

@@ -38,6 +38,7 @@ sample() {
 "$RCOORD" lock acquire held-lock --ttl 5m >/dev/null
 "$RCOORD" lock acquire free-lock >/dev/null
 "$RCOORD" lock break free-lock >/dev/null
+free_fence=$(redis-cli -u "$R_URL" get 'rcoord:{lock:free-lock}:fence')
 "$RCOORD" sem take slots --limit 3 --permits 2 >/dev/null
 "$RCOORD" limit check api --rate 10/h --cost 3 >/dev/null
 "$RCOORD" elect campaign leader --id host-a --ttl 5m >/dev/null
@@ -82,7 +83,8 @@ pass "rcoord_up 1 and the scrape's timestamp (now); the §5 names SPEC §6 renam
 
 assert_eq "$(sample rcoord_lock_held '"held-lock"')" 1.0
 assert_eq "$(sample rcoord_lock_held '"free-lock"')" 0.0
-assert_eq "$(sample rcoord_lock_fence '"free-lock"')" 1.0
+# A fence is the server's clock in µs: exact as a float64 sample (below 2^53).
+assert_eq "$(sample rcoord_lock_fence '"free-lock"')" "$free_fence.0" "the last fence handed out"
 held=$(sample rcoord_lock_held_seconds '"held-lock"')
 "$PY" -c "import sys; v = float(sys.argv[1]); sys.exit(0 if 0 <= v < 300 else 1)" "$held" ||
   fail "held-lock held for $held s?"
@@ -98,7 +100,8 @@ assert_eq "$(sample rcoord_queue_messages '"poison"' dead)" 1.0
 assert_eq "$(sample rcoord_queue_messages '"poison"' delayed)" 0.0
 assert_eq "$(sample rcoord_limit_remaining '"api"')" 7.0
 assert_eq "$(sample rcoord_elect_has_leader '"leader"')" 1.0
-assert_eq "$(sample rcoord_elect_term '"leader"')" 1.0
+assert_eq "$(sample rcoord_elect_term '"leader"')" \
+  "$(redis-cli -u "$R_URL" get 'rcoord:{elect:leader}:term').0" "the leader's term"
 assert_eq "$(sample rcoord_bloom_items '"seen"')" 3.0
 fill=$(sample rcoord_bloom_fill_ratio '"seen"')
 "$PY" -c "import sys; v = float(sys.argv[1]); sys.exit(0 if 0 < v < 0.01 else 1)" "$fill" ||

@@ -105,10 +105,10 @@ pass "q quits and leaves the terminal as it was"
 tmuxc resize-window -t top -x 70 -y 24
 start_top --interval 1m
 wait_screen "other-lock"
-on_screen "fence 1" && fail "the state should be cut at 70 columns: $(screen)"
+on_screen ", fence " && fail "the state should be cut at 70 columns: $(screen)"
 tmuxc resize-window -t top -x 200 -y 30
 wait_screen "dead 0"
-wait_screen "fence 1"
+wait_screen ", fence "
 pass "a resized window is redrawn at its new size"
 
 kill -TERM "$(cat "$T/pid")"

@@ -182,6 +182,9 @@ TEST_CASE("script_error: a replica, a full server and a broken counter say what 
           std::string::npos);
     CHECK(line.find("value is not an integer or out of range") != std::string::npos);
     CHECK(line.find("redis-cli DEL 'rcoord:{lock:job}:fence'") != std::string::npos);
+    // A fence counter starts again from the server's clock (src/lua/lib/fence.lua), not from 1.
+    CHECK(line.find("taken from the server's clock") != std::string::npos);
+    CHECK(line.find("count again from 1") == std::string::npos);
   }
   auto e = rcoord::script_error(
       "READONLY You can't write against a read only replica. script: "

@@ -229,7 +229,7 @@ TEST_CASE("with nothing given, the built-in defaults") {
   CHECK(s.prefix == "rcoord:");
   CHECK(s.format == Format::kText);
   CHECK_FALSE(s.quiet);
-  CHECK(s.wait_replicas == 0);
+  CHECK(s.wait_replicas == rcoord::kWaitReplicasAuto);  // SPEC §6: safe by default
   CHECK(w.reads.empty());
 }
 
@@ -459,12 +459,17 @@ TEST_CASE("prefix: --prefix, then the config file, then rcoord:; no braces") {
         "prefix in the config file 'b}' holds a '{' or '}'");
 }
 
-TEST_CASE("wait-replicas: --wait-replicas, then the config file, then 0") {
+TEST_CASE("wait-replicas: --wait-replicas, then the config file, then auto") {
   CHECK(World().given("wait-replicas", "2").conf("wait-replicas", "3").resolve().wait_replicas ==
         2);
   CHECK(World().conf("wait-replicas", "3").resolve().wait_replicas == 3);
+  CHECK(World().conf("wait-replicas", "0").resolve().wait_replicas == 0);
+  CHECK(World().conf("wait-replicas", "auto").resolve().wait_replicas == rcoord::kWaitReplicasAuto);
+  CHECK(World().resolve().wait_replicas == rcoord::kWaitReplicasAuto);
   CHECK(World().conf("wait-replicas", "1001").refusal() ==
         "bad wait-replicas in the config file '1001'");
+  CHECK(World().conf("wait-replicas", "many").refusal() ==
+        "bad wait-replicas in the config file 'many'");
 }
 
 TEST_CASE("history: --history, then the config file, then 100; 0 records nothing") {

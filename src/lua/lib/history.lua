@@ -52,7 +52,8 @@ end
 -- the lease gone records `expired` for it. Only kept while history is recorded.
 local function history_open(key, cap, token, who, fence)
   if cap <= 0 then return end
-  redis.call('SET', key, token .. '\31' .. (who or '') .. '\31' .. fence, 'PX', HISTORY_LIFE_MS)
+  local open = token .. '\31' .. (who or '') .. '\31' .. history_value(fence)
+  redis.call('SET', key, open, 'PX', HISTORY_LIFE_MS)
 end
 
 -- The take of `key` ended in a way that is recorded: it is no longer open.
