@@ -37,11 +37,11 @@ expect 126 "$RCOORD" lock run mh --min-hold 1h -- "$TEST_TMP/noexec"
 expect 127 "$RCOORD" lock run mh --shared --min-hold 1h -- /nonexistent/cmd
 expect 127 "$RCOORD" sem run smh --limit 1 -- /nonexistent/cmd
 expect 127 "$RCOORD" elect run emh --id a -- /nonexistent/cmd
-assert_eq "$(redis-cli -u "$R_URL" exists 'rcoord:{lock:mh}:fence')" 0 "the lock was never taken"
+assert_eq "$(redis-cli -c -u "$R_URL" exists 'rcoord:{lock:mh}:fence')" 0 "the lock was never taken"
 expect 0 "$RCOORD" lock acquire mh --json
 expect 1 "$RCOORD" sem status smh --json
 assert_eq "$(json_field "$OUT" in_use)" 0 "no permit was taken"
-assert_eq "$(redis-cli -u "$R_URL" exists 'rcoord:{elect:emh}:term')" 0 "nobody led"
+assert_eq "$(redis-cli -c -u "$R_URL" exists 'rcoord:{elect:emh}:term')" 0 "nobody led"
 expect 0 "$RCOORD" elect campaign emh --id b --json
 pass "a command that cannot run takes nothing (127/126 as before), for every run form"
 
