@@ -10,7 +10,7 @@ export RCOORD_URL=$R_URL
 fault_loss "$R_PORT" 3
 
 WORKERS=16
-ROUNDS=${RCOORD_FAULT_ROUNDS:-12}
+ROUNDS=${RCOORD_FAULT_ROUNDS:-$(effort 12)}
 counter="$TEST_TMP/counter"
 echo 0 >"$counter"
 printf 'n=$(cat "$1")\nsleep 0.005\necho $((n + 1)) >"$1"\n' >"$TEST_TMP/increment.sh"

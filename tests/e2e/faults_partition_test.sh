@@ -11,7 +11,7 @@
 # the command must be dead 200ms before the lease can end on the server.
 source "$(dirname "$0")/faults_lib.sh"
 
-ROUNDS=${RCOORD_FAULT_ROUNDS:-20}
+ROUNDS=${RCOORD_FAULT_ROUNDS:-$(effort 20)}
 start_redis R --bind 127.0.0.1 127.0.0.2
 rl_ports=()
 for n in 1 2 3; do

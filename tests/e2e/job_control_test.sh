@@ -124,7 +124,7 @@ pass "a stopped job sent TERM: the command ends, rcoord exits 143 and gives the 
 
 # --- a command that reads the terminal at once gets it, 30 times in a row ---------------------
 script="expect PROMPT> 10"
-for i in $(seq 30); do
+for i in $(seq "$(effort 30)"); do
   script+="
 send $RCOORD lock run reader --ttl 6s -- sh -c 'read a; echo got:\$a'\n
 send line$i\n
@@ -133,14 +133,14 @@ expect PROMPT> 5"
 done
 drive "$script
 quit"
-pass "a command that reads the terminal at once gets it: 30 of 30 runs, no hang"
+pass "a command that reads the terminal at once gets it: $(effort 30) of $(effort 30) runs, no hang"
 
 # --- the guard in a group of its own: rcoord's group stopped, the command still dies in time --
 # The command stamps the time every 20 ms; a second `lock run` waits for the lock and stamps
 # its start. With rcoord and everything in its group stopped, the guard kills the command at
 # the kill point, before the lease ends and the second can take it.
 stamp='while :; do date +%s%N >>"$0"; sleep 0.02; done'
-for i in $(seq 20); do
+for i in $(seq "$(effort 20)"); do
   : >"$TEST_TMP/stamps"
   setsid "$RCOORD" --timeout 300ms lock run frozen --ttl 1500ms -- sh -c "$stamp" "$TEST_TMP/stamps" \
     >/dev/null 2>"$TEST_TMP/frozen.err" &
@@ -162,7 +162,7 @@ for i in $(seq 20); do
   assert_eq "$code" 5 "round $i: the stopped holder exits 5"
   assert_contains "$(cat "$TEST_TMP/frozen.err")" "its guard killed the command before the lease could end"
 done
-pass "rcoord's group stopped: the guard (a group of its own) killed the command before a second holder started, 20 of 20"
+pass "rcoord's group stopped: the guard (a group of its own) killed the command before a second holder started, $(effort 20) of $(effort 20)"
 
 # --- the guard killed: another takes its place, and still kills the group when rcoord dies ----
 rm -f "$TEST_TMP/tree.sh.pids"

@@ -108,6 +108,18 @@ scaled() {
   echo $((($1 * factor * ${RCOORD_TIME_SCALE:-1} + 99) / 100))
 }
 
+# effort N: how many rounds (or seconds of a window) a proof runs where it would run N:
+# N times RCOORD_PROOF_EFFORT percent (default 100), at least 1. A proof's statistical strength
+# comes from the release pass, which runs every proof in full; scripts/test lowers the effort
+# for the passes that run the same proofs again to catch what only their build can see
+# (memory errors under the sanitizers, another CPU): those need each path taken, not taken
+# many times. Only a count of repetitions goes through here, never a bound.
+effort() {
+  local n=$((($1 * ${RCOORD_PROOF_EFFORT:-100} + 50) / 100))
+  [ "$n" -ge 1 ] || n=1
+  echo "$n"
+}
+
 # seconds MS: MS milliseconds as seconds for sleep(1) and timeout(1), e.g. 1500 -> 1.500.
 seconds() { printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); }
 

@@ -59,7 +59,7 @@ done
 # producers work and for a while after.
 start=$(now_ms)
 kills=0
-while [ $(($(now_ms) - start)) -lt 12000 ]; do
+while [ $(($(now_ms) - start)) -lt $(($(effort 12) * 1000)) ]; do
   sleep 0.$((2 + RANDOM % 6))
   w=$((RANDOM % WORKERS))
   kill -9 "${worker_pids[$w]}" 2>/dev/null || true
