@@ -78,6 +78,7 @@ Acquired acquire(Connection& conn, const Keys& keys, std::string_view name,
             opts.who,
             std::to_string(keys.history_cap()),
             opts.wait || !opts.busy_is_final ? "0" : "1"};
+  if (opts.fence_floor > 0) args.push_back(std::to_string(opts.fence_floor));
   result.who = opts.who;
 
   Take take{script, k, args, [&] { release(conn, keys, name, token); },

@@ -41,6 +41,9 @@ struct AcquireOptions {
   /// waiter's does (a Redlock's waiter, which waits by itself and must then try again at
   /// least every kWaiterHeartbeat to stay among them).
   bool enlist = false;
+  /// The least fence a new take hands out (µs, 0: none): a Redlock proposes the same number
+  /// to every node, so that their fences agree (src/lua/lib/fence.lua). Writers only.
+  std::int64_t fence_floor = 0;
 };
 
 /// A waiter tries again at least this often: to retry if a wake-up was lost (a holder

@@ -137,6 +137,17 @@ class Redlock::Listeners {
 
 Millis drift(Millis ttl) { return ttl / 100 + Millis(2); }
 
+// The fence a take proposes to every node (src/lua/lib/fence.lua): this machine's clock in
+// µs, a quarter of a second ahead, so that it is above each node's own clock (servers kept
+// in time by NTP differ by milliseconds) and every granting node hands out the same number.
+// A node whose clock or counter is further ahead answers its own, and the fences are then
+// raised to the highest (try_once): slower, never wrong.
+std::int64_t proposed_fence() {
+  using namespace std::chrono;
+  constexpr microseconds kAhead = milliseconds(250);
+  return duration_cast<microseconds>(system_clock::now().time_since_epoch() + kAhead).count();
+}
+
 Millis node_timeout(Millis io_timeout, Millis ttl) {
   return std::min(io_timeout, std::max(ttl / 10, Millis(100)));
 }
@@ -160,6 +171,7 @@ Redlock::Attempt Redlock::try_once(std::string_view name, const std::string& tok
   a.started = start;
   lock::AcquireOptions once{ttl, std::nullopt, token, false, who, last};
   once.enlist = !last;  // a waiter: the nodes' give-backs may name it to go first
+  once.fence_floor = proposed_fence();
   auto grants = on_all(
       conns_, [&](std::size_t, Connection& c) { return lock::acquire(c, keys_, name, once); });
   std::int64_t top_fence = 0;
@@ -176,9 +188,9 @@ Redlock::Attempt Redlock::try_once(std::string_view name, const std::string& tok
     if (fences_differ) {
       // Write the highest fence back to every granting node, so whoever takes the lock next
       // (on a majority sharing a node with ours) counts on from there. (When they agree,
-      // that write would change nothing: the hand-off saves its round trip. Fences follow
-      // each node's clock in µs (lib/fence.lua), so they agree only when a counter was
-      // ahead of every clock: most takes pay this round trip.)
+      // that write would change nothing: the hand-off saves its round trip. They agree when
+      // every node took the proposed fence, as they do unless a node's clock or counter is
+      // ahead of it.)
       auto raised = on_all(conns_, [&](std::size_t i, Connection& c) {
         return grants[i].answered() && grants[i].value->acquired &&
                lock::raise_fence(c, keys_, name, token, top_fence);

@@ -7,7 +7,8 @@
 -- ARGV[1] token, ARGV[2] ttl_ms, ARGV[3] 1 when the caller will wait, ARGV[4] heartbeat ms,
 -- ARGV[5] who takes it (src/identity.hpp's pack(), kept in the hash's `who`), ARGV[6] events
 -- the history keeps (0: none recorded), ARGV[7] 1 when a busy answer is the call's last (a try
--- without --wait: recorded as `busy`; a waiter records it when it gives up)
+-- without --wait: recorded as `busy`; a waiter records it when it gives up), ARGV[8] the least
+-- fence to hand out (a Redlock's proposal, lib/fence.lua; absent or empty: none)
 -- returns {1, fence, ttl_ms, refreshed} when acquired (refreshed: 1 when the token already held
 -- it, 0 when newly taken) | {0, 0, remaining_ms of the holders} when busy
 -- @lib clock
@@ -16,6 +17,7 @@
 -- @lib lock
 local token, ttl, waiting, heartbeat = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', tonumber(ARGV[4])
 local who, cap, last_try = ARGV[5] or '', tonumber(ARGV[6] or '0'), ARGV[7] == '1'
+local fence_floor = tonumber(ARGV[8] or '')
 local holder, present, held = lock_holder()
 if holder == token then
   redis.call('PEXPIRE', KEYS[1], ttl)
@@ -27,7 +29,7 @@ local readers = lock_drop_expired(holder, now, cap, present)
 if present[5] then redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now) end
 
 if not holder and readers == 0 then
-  local fence = fence_after(2, redis.call('INCR', KEYS[2]))
+  local fence = fence_after(2, redis.call('INCR', KEYS[2]), fence_floor)
   redis.call('HSET', KEYS[1], 'token', token, 'fence', fence, 'acquired_at', now, 'who', who)
   redis.call('PEXPIRE', KEYS[1], ttl)
   if present[5] then redis.call('ZREM', KEYS[5], token) end

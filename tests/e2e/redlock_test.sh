@@ -173,6 +173,32 @@ for majority in "4 5:1 2 3" "1 2:3 4 5" "3 4:1 2 5" "1 5:2 3 4"; do
 done
 pass "fence strictly increases across acquisitions on different majorities (last $last)"
 
+# The nodes agree on the fence the client proposes, so a take is one script per node: no
+# second round trip to raise the fences to the highest (lock_fence_raise). Counted in each
+# node's command statistics: 5 takes and 5 give-backs are 10 scripts, not 15.
+scripts_run() { # PORT: the scripts the node on PORT ran since its statistics were reset
+  redis-cli -p "$1" info commandstats |
+    awk -F'[=,:]' '/^cmdstat_eval(sha)?:/ { n += $3 } END { print n + 0 }'
+}
+expect 0 rl lock acquire agreed --json # the scripts are loaded from here on
+rl lock release agreed --token "$(json_field "$OUT" token)" >/dev/null
+for n in 1 2 3 4 5; do port="N${n}_PORT"; redis-cli -p "${!port}" config resetstat >/dev/null; done
+fences=()
+for i in 1 2 3 4 5; do
+  expect 0 rl lock acquire agreed --json
+  fences+=("$(json_field "$OUT" fence)")
+  rl lock release agreed --token "$(json_field "$OUT" token)" >/dev/null
+done
+for n in 1 2 3 4 5; do
+  port="N${n}_PORT"
+  assert_eq "$(scripts_run "${!port}")" 10 "node $n: one script per take and per give-back"
+  expect 1 on "$n" lock status agreed
+done
+for i in 1 2 3 4; do
+  [ "${fences[$i]}" -gt "${fences[$((i - 1))]}" ] || fail "fences not increasing: ${fences[*]}"
+done
+pass "a Redlock take runs one script per node: the nodes agree on the fence (${fences[*]})"
+
 # lock run: the child runs with the Redlock's token and fence, and it is released everywhere
 expect 7 rl lock run runjob -- sh -c 'echo "$RCOORD_TOKEN $RCOORD_FENCE"; exit 7'
 read -r tok fence <<<"$OUT"

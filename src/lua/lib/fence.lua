@@ -9,10 +9,14 @@
 -- Values stay below 2^53 (the year 2255 in µs), where a Lua number is an exact integer.
 
 -- The number to hand out, given `counted`, the counter KEYS[i] just INCRed (the INCR stays in
--- the script, so that a counter changed by hand is named in the error): the larger of it and
--- the server's clock in µs, which the counter is then set to.
-local function fence_after(i, counted)
-  local now = server_us()
+-- the script, so that a counter changed by hand is named in the error): the larger of it, the
+-- server's clock in µs and `floor` (a Redlock's proposal, or nil), which the counter is then
+-- set to. The nodes of a Redlock each answer with their own clock, so their fences would
+-- never agree; the client proposes one number a little ahead of every clock, so that they
+-- all answer it and the raise to the highest (lock_fence_raise) is needed only when one
+-- node's clock or counter is ahead of the proposal.
+local function fence_after(i, counted, floor)
+  local now = math.max(server_us(), floor or 0)
   if counted >= now then return counted end
   redis.call('SET', KEYS[i], now)
   return now
