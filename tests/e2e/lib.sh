@@ -408,6 +408,31 @@ json_field() {
   python3 -c 'import json,sys; v=json.loads(sys.argv[1])[sys.argv[2]]; print(json.dumps(v) if isinstance(v,bool) else v)' "$1" "$2"
 }
 
+# --- Histories ----------------------------------------------------------------------------------
+# A proof records what its processes saw as a history (JSON lines, read by history_check.py,
+# which describes the format and its models). RECORD_SH defines, for an `sh` command run under
+# a lock, semaphore or leadership, `record OP OBJECT`: one line with the time, the process and
+# what rcoord handed the command (RCOORD_TOKEN, RCOORD_FENCE, RCOORD_ID, RCOORD_TERM), appended to the
+# file named by $HISTORY with a single write.
+# shellcheck disable=SC2016
+RECORD_SH='record() {
+  printf "{\"t\":%s,\"p\":\"%s\",\"type\":\"ok\",\"f\":\"%s\",\"obj\":\"%s\",\"token\":\"%s\"%s%s}\n" \
+    "$(date +%s%N)" "$$" "$1" "$2" "${RCOORD_TOKEN:-}" \
+    "${RCOORD_FENCE:+,\"fence\":$RCOORD_FENCE}${RCOORD_ID:+,\"id\":\"$RCOORD_ID\"}" \
+    "${RCOORD_TERM:+,\"term\":$RCOORD_TERM}" >>"$HISTORY"
+}'
+
+# check_history MODEL FILE...: runs the checker on the history in FILEs; fails the test with
+# its findings when it finds an anomaly (or cannot read one), and prints its summary otherwise.
+check_history() {
+  local model=$1 out code=0
+  shift
+  out=$(python3 "$(dirname "${BASH_SOURCE[0]}")/history_check.py" --model "$model" "$@" 2>&1) ||
+    code=$?
+  [ "$code" = 0 ] || fail "history check ($model) of $*: $out"
+  echo "# history ($model): $out"
+}
+
 # prove_mutual_exclusion WORKERS ROUNDS [GLOBAL OPTIONS...]: WORKERS concurrent processes
 # each run ROUNDS `lock run counter` around a non-atomic increment of a counter file (read,
 # sleep, write), so any overlap loses an update. Fails unless the count is exactly
@@ -417,7 +442,10 @@ prove_mutual_exclusion() {
   shift 2
   local counter="$TEST_TMP/counter" w p start took
   echo 0 >"$counter"
-  printf 'n=$(cat "$1")\nsleep 0.005\necho $((n + 1)) >"$1"\n' >"$TEST_TMP/increment.sh"
+  export HISTORY="$TEST_TMP/history.jsonl"
+  : >"$HISTORY"
+  printf '%s\nrecord enter counter\nn=$(cat "$1")\nsleep 0.005\necho $((n + 1)) >"$1"\nrecord exit counter\n' \
+    "$RECORD_SH" >"$TEST_TMP/increment.sh"
   : >"$TEST_TMP/errors"
   _me_worker() {
     local i
@@ -437,6 +465,8 @@ prove_mutual_exclusion() {
   took=$(($(now_ms) - start))
   [ ! -s "$TEST_TMP/errors" ] || fail "$(cat "$TEST_TMP/errors")"
   assert_eq "$(cat "$counter")" $((workers * rounds)) "$workers x $rounds increments under the lock"
+  # the holds never overlap, and each one's fence is above every hold that ended before it
+  check_history lock "$HISTORY"
   expect 1 "$RCOORD" "$@" lock status counter
   ME_TOOK=$took
 }

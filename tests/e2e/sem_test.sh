@@ -5,24 +5,20 @@ start_redis R
 export RCOORD_URL=$R_URL
 
 # --- bound: 20 concurrent `sem run --limit 3`; never more than 3 inside, and 3 reached -------
-log="$TEST_TMP/inside.log"
-cat >"$TEST_TMP/inside.sh" <<SH
-echo "\$(date +%s%N) 1" >>"$log"
-sleep 0.15
-echo "\$(date +%s%N) -1" >>"$log"
-SH
+export HISTORY="$TEST_TMP/pool.jsonl"
+: >"$HISTORY"
+printf '%s\nrecord enter pool\nsleep 0.15\nrecord exit pool\n' "$RECORD_SH" >"$TEST_TMP/inside.sh"
 pids=()
 for i in $(seq 1 20); do
   "$RCOORD" sem run pool --limit 3 --wait forever --ttl 10s -- sh "$TEST_TMP/inside.sh" &
   pids+=($!)
 done
 for p in "${pids[@]}"; do wait "$p" || fail "a sem run failed"; done
-# leaves sort before enters at the same instant; the running sum is the number inside
-read -r max entries < <(sort -k1,1n -k2,2n "$log" |
-  awk '{ n += $2; if (n > max) max = n; if ($2 == 1) e++ } END { print max, e }')
-assert_eq "$entries" 20 "every process ran once"
-[ "$max" -le 3 ] || fail "$max holders inside at once with --limit 3"
-assert_eq "$max" 3 "the limit is reached"
+assert_eq "$(grep -c '"f":"enter"' "$HISTORY")" 20 "every process ran once"
+check_history sem:3 "$HISTORY"
+# the limit is reached: with one holder fewer allowed, the same history is refused
+python3 "$(dirname "$0")/history_check.py" --model sem:2 "$HISTORY" >/dev/null &&
+  fail "never 3 holders at once: the limit was not reached"
 expect 1 "$RCOORD" sem status pool
 pass "20 processes, --limit 3: at most 3 inside at any instant, 3 reached"
 
