@@ -20,6 +20,8 @@ A history is a file of JSON lines, one operation each, appended by the processes
 
 Models (--model):
   lock       holds never overlap; a hold that began after another ended has a higher fence
+  fence      a hold that began after another ended has a higher fence (overlaps allowed: what
+             a fenced store relies on when two holders may overlap)
   sem:N      never more than N holds at once
   elect      one leader per term; leaderships never overlap; a later term is higher
   store      the fenced store never took a write whose fence is below one it took earlier
@@ -125,6 +127,11 @@ def check_lock(ops):
     return holds, overlaps(holds, 1) + increasing(holds, "fence")
 
 
+def check_fence(ops):
+    holds = holds_of(ops)
+    return holds, increasing(holds, "fence")
+
+
 def check_sem(ops, limit):
     holds = holds_of(ops)
     return holds, overlaps(holds, limit)
@@ -188,6 +195,8 @@ def main():
         model = args.model
         if model == "lock":
             holds, found = check_lock(ops)
+        elif model == "fence":
+            holds, found = check_fence(ops)
         elif model.startswith("sem:") and model[4:].isdigit():
             holds, found = check_sem(ops, int(model[4:]))
         elif model == "elect":
@@ -197,7 +206,7 @@ def main():
         elif model == "queue":
             holds, found = check_queue(ops)
         else:
-            raise Unreadable(f"no model '{model}' (lock, sem:N, elect, store, queue)")
+            raise Unreadable(f"no model '{model}' (lock, fence, sem:N, elect, store, queue)")
     except (Unreadable, KeyError, TypeError, OSError) as e:
         print(f"history_check: {e}", file=sys.stderr)
         return 2

@@ -30,6 +30,12 @@ assert_contains "$(cat "$TEST_TMP/h.out")" "fence 5 of b"
 assert_eq "$(verdict lock "$(op 10 a enter '"token":"a"')" "$(op 20 b enter '"token":"b"')" \
   "$(op 30 b exit '"token":"b"')")" 1 "lock: a hold never exited overlaps what came after"
 
+# fence: overlapping holds are allowed, a fence below one that ended before is not
+assert_eq "$(verdict fence "$(op 10 a enter '"token":"a","fence":1')" "$(op 30 a exit '"token":"a","fence":1')" \
+  "$(op 20 b enter '"token":"b","fence":2')" "$(op 40 b exit '"token":"b","fence":2')")" 0 "fence: overlap allowed"
+assert_eq "$(verdict fence "$(op 10 a enter '"token":"a","fence":3')" "$(op 20 a exit '"token":"a","fence":3')" \
+  "$(op 30 b enter '"token":"b","fence":2')" "$(op 40 b exit '"token":"b","fence":2')")" 1 "fence: inversion"
+
 # sem:N: three at once is fine for 3, not for 2
 three=("$(op 10 a enter '"token":"a"')" "$(op 11 b enter '"token":"b"')" "$(op 12 c enter '"token":"c"')"
   "$(op 20 a exit '"token":"a"')" "$(op 21 b exit '"token":"b"')" "$(op 22 c exit '"token":"c"')")
