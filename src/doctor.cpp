@@ -114,9 +114,22 @@ Finding check_replication(Connection& conn) {
             "check the replicas' links and load; keep --wait-replicas at auto (the default) or a "
             "number for writes that must survive a failover"};
   }
+  // INFO names the good replicas only when min-replicas-to-write is set. Without it, a master
+  // cut off from its replicas, or left behind by a failover it did not see, goes on granting
+  // once it sees no replica connected (--wait-replicas auto then waits for none), while the
+  // promoted replica grants the same locks: two holders (docs/guarantees.md).
+  if (info_value(fields, "min_slaves_good_slaves").empty()) {
+    return {"replication", false,
+            fmt::format("{} replica(s) online, but min-replicas-to-write is 0: a master cut off "
+                        "from its replicas goes on granting locks that a promoted replica "
+                        "grants too",
+                        replicas),
+            "CONFIG SET min-replicas-to-write 1 and CONFIG SET min-replicas-max-lag 2 (and put "
+            "them in redis.conf): such a master then refuses writes"};
+  }
   return {"replication", true,
-          fmt::format("{} replica(s) online, lag at most 1 s (a failover can still lose the "
-                      "last writes made with --wait-replicas 0)",
+          fmt::format("{} replica(s) online, lag at most 1 s, min-replicas-to-write set (a "
+                      "failover can still lose the last writes made with --wait-replicas 0)",
                       replicas),
           ""};
 }

@@ -122,6 +122,12 @@ Error reply_error(const std::string& msg, std::string_view what) {
             "this server is a read-only replica: point --url at its master, or find the master "
             "with --sentinel"};
   }
+  if (msg.find("NOREPLICAS ") != std::string::npos) {
+    return {kServer, fmt::format("{} failed: {}", what, msg),
+            "the master has fewer good replicas than its min-replicas-to-write and refuses "
+            "writes until one catches up: try again, and check the replicas with 'rcoord "
+            "doctor'"};
+  }
   if (msg.find("OOM command not allowed") != std::string::npos) {
     return {kServer, fmt::format("{} failed: {}", what, msg),
             "the server is full and evicts nothing (maxmemory-policy noeviction): free memory "

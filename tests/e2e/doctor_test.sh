@@ -39,9 +39,23 @@ expect 1 "$RCOORD" --url "$REPLICA_URL" doctor
 assert_contains "$OUT" "FAIL  replication: this server is a replica of 127.0.0.1:$SAFE_PORT"
 replica_online() { redis-cli -p "$SAFE_PORT" info replication | grep -q 'state=online'; }
 wait_until 10 replica_online || fail "the replica never came online"
+expect 1 "$RCOORD" --url "$SAFE_URL" doctor
+assert_contains "$OUT" "FAIL  replication: 1 replica(s) online, but min-replicas-to-write is 0"
+assert_contains "$OUT" "CONFIG SET min-replicas-to-write 1"
+redis-cli -p "$SAFE_PORT" config set min-replicas-to-write 1 >/dev/null
+redis-cli -p "$SAFE_PORT" config set min-replicas-max-lag 2 >/dev/null
 expect 0 "$RCOORD" --url "$SAFE_URL" doctor
-assert_contains "$OUT" "1 replica(s) online"
-pass "connected to a replica: exit 1; a master with an online replica: ok"
+assert_contains "$OUT" "1 replica(s) online, lag at most 1 s, min-replicas-to-write set"
+# with the replica gone, that master refuses a take: one line that says why and what to do
+kill "$REPLICA_PID"
+refuses_writes() { redis-cli -p "$SAFE_PORT" set probe 1 | grep -q NOREPLICAS; }
+wait_until 15 refuses_writes || fail "the master never refused a write"
+expect 4 "$RCOORD" --url "$SAFE_URL" lock acquire noreplicas
+assert_contains "$ERR" "NOREPLICAS"
+assert_contains "$ERR" "min-replicas-to-write"
+redis-cli -p "$SAFE_PORT" config set min-replicas-to-write 0 >/dev/null
+expect 1 "$RCOORD" --url "$SAFE_URL" lock status noreplicas
+pass "connected to a replica: exit 1; a master with an online replica: ok with min-replicas-to-write set, FAIL without; NOREPLICAS refused in one line with its fix"
 
 redis-cli -p "$NOPERSIST_PORT" ACL SETUSER noscript on '>pw' '~*' '&*' +@all -@scripting >/dev/null
 expect 1 "$RCOORD" --url "$NOPERSIST_URL" --user noscript -a pw doctor
