@@ -34,6 +34,7 @@ OTHER_TOOLS = {
     "--check": "scripts/gen-completions", "--seconds": "scripts/fuzz", "--only": "scripts/fuzz",
     "--jobs": "scripts/fuzz", "--failovers": "scripts/jepsen-failover",
     "--partition": "scripts/jepsen-failover", "--net": "scripts/jepsen-failover",
+    "--modes": "scripts/jepsen-failover",
     "--tool": "scripts/bench", "--now": "scripts/bench", "--model": "tests/e2e/history_check.py",
     "--full": "the example's backup.sh", "--fence": "the example's writer",
 }
