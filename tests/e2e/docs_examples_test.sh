@@ -33,27 +33,9 @@ start_redis main --requirepass "$PASSWORD" --tls-port @PORT2@ --tls-cert-file "$
 # the five independent masters of the Redlock examples
 for i in 1 2 3 4 5; do start_redis "node$i" --requirepass "$PASSWORD"; done
 # two sentinels that know main as `main`
-start_docs_sentinel() {
-  local name=$1 port dir pid attempt
-  for attempt in 1 2 3 4 5 6 7 8 9 10; do
-    port=$(_server_port)
-    dir="$TEST_TMP/sentinel-$name-$port"
-    mkdir -p "$dir"
-    printf '%s\n' "port $port" "bind 127.0.0.1" "dir $dir" \
-      "sentinel monitor main 127.0.0.1 $main_PORT 1" "sentinel auth-pass main $PASSWORD" \
-      >"$dir/sentinel.conf"
-    redis-server "$dir/sentinel.conf" --sentinel --logfile "$dir/log" &
-    pid=$!
-    if _await_server "$pid" _is_server_on_port "$pid" "$port"; then
-      _keep_server "$name" "$pid" "$port"
-      return 0
-    fi
-    _drop_server "$pid"
-  done
-  fail "cannot start a sentinel: $(tail -n 3 "$dir/log" 2>/dev/null | tr '\n' ' ')"
-}
-start_docs_sentinel sentinel1
-start_docs_sentinel sentinel2
+for s in sentinel1 sentinel2; do
+  start_sentinel "$s" main "$main_PORT" "sentinel auth-pass main $PASSWORD"
+done
 # a Redis Cluster of three masters, with the password
 cluster_ports=()
 for i in 1 2 3; do

@@ -202,11 +202,13 @@ _answers_on_socket() {
   redis-cli -s "$2" ping 2>&1 | grep -qE 'PONG|NOAUTH'
 }
 
-# start_sentinel NAME MASTER_NAME MASTER_PORT: one Sentinel monitoring the master on
-# MASTER_PORT (quorum 1, down after 2 s); sets ${NAME}_PORT and ${NAME}_PID. Ready when the
-# process that answers on the port is ours.
+# start_sentinel NAME MASTER_NAME MASTER_PORT [CONFIG LINE...]: one Sentinel monitoring the
+# master on MASTER_PORT (quorum 1, down after 2 s), with the extra lines of sentinel.conf
+# given (e.g. "sentinel auth-pass NAME PASSWORD"); sets ${NAME}_PORT and ${NAME}_PID. Ready
+# when the process that answers on the port is ours.
 start_sentinel() {
   local name=$1 master=$2 master_port=$3 attempt port pid dir
+  shift 3
   need_redis
   for attempt in 1 2 3 4 5 6 7 8 9 10; do
     port=$(_server_port)
@@ -220,6 +222,7 @@ sentinel monitor $master 127.0.0.1 $master_port 1
 sentinel down-after-milliseconds $master 2000
 sentinel failover-timeout $master 10000
 CONF
+    [ $# -eq 0 ] || printf '%s\n' "$@" >>"$dir/sentinel.conf"
     redis-server "$dir/sentinel.conf" --sentinel --logfile "$dir/log" &
     pid=$!
     if _await_server "$pid" _is_server_on_port "$pid" "$port"; then
