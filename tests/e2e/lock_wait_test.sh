@@ -39,7 +39,7 @@ pass "a held lock: --wait runs out with exit 1 (${took}ms), says who holds it, h
 # Woken by the release, not by looking again: while it waits, the waiter's only calls are its
 # heartbeat (about one a second); after the release it is gone long before a heartbeat, and
 # the lock is free for anyone (it took nothing).
-for round in 1 2 3; do
+for round in $(seq "$(effort 3)"); do
   ( "$RCOORD" lock wait job --wait 30s; echo "$? $(now_ms)" >"$TEST_TMP/woke.$round" ) &
   track $!
   wait_blocked "$R_PORT" 1
@@ -68,7 +68,7 @@ done
 # A release that wakes watchers still hands the lock to the waiting taker at once: 8
 # watchers and 2 takers wait; each release passes the lock to the next taker within a
 # bound far below the takers' one-second heartbeat, and every watcher returns 0.
-for round in 1 2 3; do
+for round in $(seq "$(effort 3)"); do
   token=$("$RCOORD" lock acquire relay --ttl 30s)
   wpids=()
   for w in 1 2 3 4 5 6 7 8; do
