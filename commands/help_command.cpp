@@ -39,17 +39,19 @@ bool man_finds(const std::string& page) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-int run_help(Context&, const HelpArgs& a) {
-  std::string page = a.group.empty() ? "rcoord" : "rcoord-" + a.group;
-  std::string instead = a.group.empty() ? "rcoord --help" : "rcoord " + a.group + " --help";
+int run_help(Context&, const HelpArgs& a) { return open_manual(a.group); }
+
+}  // namespace
+
+int open_manual(const std::string& group) {
+  std::string page = group.empty() ? "rcoord" : "rcoord-" + group;
+  std::string instead = group.empty() ? "rcoord --help" : "rcoord " + group + " --help";
   if (man_finds(page)) {
     execlp("man", "man", page.c_str(), static_cast<char*>(nullptr));
   }
   throw Error(kUsage, fmt::format("the man page {}(1) is not installed here, or man is not", page),
               fmt::format("use '{}'", instead));
 }
-
-}  // namespace
 
 void add_help(CLI::App& app, Context& ctx, std::vector<std::string> groups) {
   auto* help = app.add_subcommand("help", "Show the manual of a command group (man rcoord-GROUP)");

@@ -48,7 +48,8 @@ constexpr const char* kFooter =
     "  rcoord lock run nightly-backup -- ./backup.sh\n"
     "  TOKEN=$(rcoord lock acquire deploy --ttl 5m --wait 1m) && ...\n"
     "See rcoord(1) for every option, the exit codes and the key layout, and\n"
-    "docs/guarantees.md for what holds under which failures.";
+    "docs/guarantees.md for what holds under which failures. A group's page,\n"
+    "rcoord-GROUP(1): rcoord GROUP --help --man (or rcoord help GROUP).";
 
 // Where the verb path ends, for the hint of a usage error (`rcoord lock acquire --help`).
 std::string help_hint(const CLI::App& app) {
@@ -284,6 +285,36 @@ bool asks_for_help(int argc, char** argv) {
   return false;
 }
 
+// Whether the words before `--` hold --man (`rcoord lock --help --man`).
+bool asks_for_man(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--") return false;
+    if (arg == "--man") return true;
+  }
+  return false;
+}
+
+// `rcoord GROUP --help --man` opens rcoord-GROUP(1) as `rcoord help GROUP` does, and
+// `rcoord --help --man` (or with help or version, which have no page) rcoord(1). An unknown
+// command word is left to the parser, whose error names it: returns -1 then.
+int show_manual(int argc, char** argv) {
+  std::string_view word = command_word(argc, argv);
+  std::string group;
+  if (!word.empty() && word != "help" && word != "version") {
+    bool known = false;
+    for (const auto& c : kCommands) known = known || c.name == word;
+    if (!known) return -1;
+    group = word;
+  }
+  try {
+    return rcoord::cmd::open_manual(group);
+  } catch (const rcoord::Error& e) {
+    rcoord::Printer::error(e);
+    return e.code();
+  }
+}
+
 // Whether the words before `--` ask for JSON output (-o json, --output=json, --json): then
 // an error found before the settings are resolved (a command line that does not parse) is
 // told as JSON too. As the settings do: --json wins, else the last -o.
@@ -313,10 +344,16 @@ int run(int argc, char** argv, bool whole_tree) {
   occupy_closed_stdio();
   rcoord::signals::ignore_sigpipe();
   rcoord::Printer::set_json_errors(asks_for_json(argc, argv));
+  if (asks_for_help(argc, argv) && asks_for_man(argc, argv)) {
+    int code = show_manual(argc, argv);
+    if (code >= 0) return code;
+  }
   rcoord::cmd::Context ctx;
   CLI::App app{"rcoord: locks, semaphores and other coordination primitives on Redis", "rcoord"};
   app.set_help_flag("--help", "Print help and exit");
   app.set_version_flag("--version", kVersionLine);
+  bool man = false;
+  app.add_flag("--man", man, "With --help: open the manual page, rcoord(1) or rcoord-GROUP(1)");
   app.footer(kFooter);
   // Global options are accepted after the verb too.
   app.fallthrough();
@@ -362,6 +399,12 @@ int run(int argc, char** argv, bool whole_tree) {
     return e.code();
   }
 
+  if (man) {
+    rcoord::Error usage(rcoord::kUsage, "--man goes with --help",
+                        "use 'rcoord GROUP --help --man' or 'rcoord help GROUP'");
+    rcoord::Printer::error(usage);
+    return rcoord::kUsage;
+  }
   if (app.get_subcommands().front()->get_name() == "version") {
     std::puts(kVersionLine);
     return 0;

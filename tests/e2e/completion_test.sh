@@ -58,6 +58,9 @@ assert_eq "$(bash_complete rcoord -p "$P" rm --type lock de)" "$(lines deploy-db
 assert_eq "$(bash_complete rcoord -p "$P" rm --type pf visitors-mon vis)" \
   "$(lines visitors-mon visitors-tue)" "every argument of rm is a name"
 assert_eq "$(bash_complete rcoord -p "$P" lock st)" status "verbs still complete"
+assert_eq "$(bash_complete rcoord lock --ma)" --man "bash: --man after a group (with --help)"
+assert_eq "$(bash_complete rcoord -p "$P" --man lock status de)" "$(lines deploy-db deploy-web)" \
+  "--man is not passed on"
 pass "bash completes object names of the verb's type, from the server on the command line"
 
 # --- zsh: its completion system in an interactive zsh on a pseudo-terminal (zpty) ----------
@@ -96,6 +99,7 @@ assert_eq "$(zsh_complete "rcoord -p $P complete recent push ")" contacts
 assert_eq "$(zsh_complete "rcoord -p $P pf count visitors-mon vis")" "$(lines visitors-mon visitors-tue)"
 assert_eq "$(zsh_complete "rcoord -p $P ls --type queue ")" deploy-queue
 assert_eq "$(zsh_complete "rcoord -p $P rm --type queue ")" deploy-queue "zsh: rm"
+assert_contains "$(zsh_complete "rcoord --ma")" --man "zsh: --man"
 pass "zsh completes object names of the verb's type"
 
 # --- fish: its own completion machinery, non-interactively ----------------------------------
@@ -110,6 +114,7 @@ assert_eq "$(fish_complete "rcoord -p $P signal wait a b ")" "" "no signal chann
 assert_eq "$(fish_complete "rcoord -p $P pf merge visitors-mon vis")" "$(lines visitors-mon visitors-tue)"
 assert_eq "$(fish_complete "rcoord -p $P rm --type pf visitors-mon vis")" \
   "$(lines visitors-mon visitors-tue)" "fish: rm"
+assert_eq "$(fish_complete "rcoord lock --ma")" --man "fish: --man after a group"
 assert_eq "$(fish_complete "rcoord -u redis://127.0.0.1:$P top ")" \
   "$(lines 'a*b' axb backup contacts deploy-db deploy-queue deploy-web visitors-mon visitors-tue 'with space')"
 pass "fish completes object names of the verb's type"

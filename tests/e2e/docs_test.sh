@@ -151,6 +151,32 @@ assert_contains "$ERR" "use 'rcoord sem --help'" "without man"
 expect 2 "$RCOORD" help lokc
 pass "rcoord help GROUP opens rcoord-GROUP(1); without the page or man: exit 2, pointing to --help"
 
+# --help --man: the same pages through the same code, with the same exit codes and hints
+out=$(MANPATH=$build/man MANPAGER=cat PAGER=cat MANWIDTH=80 "$RCOORD" lock --help --man) ||
+  fail "rcoord lock --help --man failed"
+assert_contains "$out" "rcoord-lock - mutual exclusion" "rcoord lock --help --man shows rcoord-lock(1)"
+assert_contains "$out" "--conflict-exit-code" "rcoord lock --help --man shows the options"
+out=$(MANPATH=$build/man MANPAGER=cat PAGER=cat MANWIDTH=80 "$RCOORD" -q sem take --man --help) ||
+  fail "rcoord -q sem take --man --help failed"
+assert_contains "$out" "rcoord-sem - counting semaphores" "a verb's --help --man shows its group's page"
+mkdir -p "$TEST_TMP/root-page/man1"
+ln -s "$MAN" "$TEST_TMP/root-page/man1/rcoord.1"
+out=$(MANPATH=$TEST_TMP/root-page MANPAGER=cat PAGER=cat MANWIDTH=80 "$RCOORD" --help --man) ||
+  fail "rcoord --help --man failed"
+assert_contains "$out" "rcoord - locks" "rcoord --help --man shows rcoord(1)"
+expect 2 env MANPATH="$TEST_TMP/no-pages" "$RCOORD" lock --help --man
+assert_lines "$ERR" 1 "one line when the page is missing (--help --man)"
+assert_contains "$ERR" "the man page rcoord-lock(1) is not installed here"
+assert_contains "$ERR" "use 'rcoord lock --help'"
+expect 2 env PATH="$TEST_TMP/no-pages" "$RCOORD" sem --help --man
+assert_contains "$ERR" "use 'rcoord sem --help'" "--help --man without man"
+expect 2 env MANPATH="$TEST_TMP/no-pages" "$RCOORD" --help --man
+assert_contains "$ERR" "the man page rcoord(1) is not installed here"
+assert_contains "$ERR" "use 'rcoord --help'"
+expect 2 "$RCOORD" ping --man
+assert_contains "$ERR" "--man goes with --help"
+pass "rcoord GROUP --help --man opens rcoord-GROUP(1), rcoord --help --man rcoord(1); exit 2 as for rcoord help"
+
 # bash completion, driven the way bash drives it
 complete_words() {
   bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1));
