@@ -81,7 +81,9 @@ for kind in lock sem elect; do
     "the long $kind run under 3% loss ($(cat "$TEST_TMP/long-$kind.err"))"
 done
 dropped=$(fault_dropped)
-[ "$dropped" -gt 50 ] || fail "the loss rules dropped only $dropped packets"
+# The loss was applied: more than 3 drops a round (about 9 a round are usual; fewer rounds in a
+# pass at a lower effort, lib.sh).
+[ "$dropped" -gt $((3 * ROUNDS)) ] || fail "the loss rules dropped only $dropped packets"
 fault_heal
 expect 1 "$RCOORD" lock status counter
 retries=$(grep -c . "$TEST_TMP/retries" || true)
