@@ -274,26 +274,22 @@ void occupy_closed_stdio() {
   }
 }
 
-// Whether the words before `--` ask for help: then every global option is registered, as
-// the help lists them all.
-bool asks_for_help(int argc, char** argv) {
+// Whether the words before `--` hold `flag` (what follows `--` is the command's own).
+bool given_before_dashes(int argc, char** argv, std::string_view flag) {
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg == "--") return false;
-    if (arg == "--help") return true;
+    if (arg == flag) return true;
   }
   return false;
 }
 
-// Whether the words before `--` hold --man (`rcoord lock --help --man`).
-bool asks_for_man(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    std::string_view arg = argv[i];
-    if (arg == "--") return false;
-    if (arg == "--man") return true;
-  }
-  return false;
-}
+// Whether the words ask for help: then every global option is registered, as the help lists
+// them all.
+bool asks_for_help(int argc, char** argv) { return given_before_dashes(argc, argv, "--help"); }
+
+// Whether they ask for the manual too (`rcoord lock --help --man`).
+bool asks_for_man(int argc, char** argv) { return given_before_dashes(argc, argv, "--man"); }
 
 // `rcoord GROUP --help --man` opens rcoord-GROUP(1) as `rcoord help GROUP` does, and
 // `rcoord --help --man` (or with help or version, which have no page) rcoord(1). An unknown
