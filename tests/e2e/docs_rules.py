@@ -34,7 +34,8 @@ OTHER_TOOLS = {
     "--check": "scripts/gen-completions", "--seconds": "scripts/fuzz", "--only": "scripts/fuzz",
     "--jobs": "scripts/fuzz", "--failovers": "scripts/jepsen-failover",
     "--partition": "scripts/jepsen-failover", "--net": "scripts/jepsen-failover",
-    "--modes": "scripts/jepsen-failover",
+    "--modes": "scripts/jepsen-failover", "--no-e2e": "scripts/test-aarch64",
+    "--e2e": "scripts/test-aarch64",
     "--tool": "scripts/bench", "--now": "scripts/bench", "--model": "tests/e2e/history_check.py",
     "--full": "the example's backup.sh", "--fence": "the example's writer",
 }
