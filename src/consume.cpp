@@ -112,7 +112,7 @@ class Consumer {
   // The lease of message `m`, renewed while the command runs; settle() acks or nacks it.
   Lease lease_of(const Message& m, Clock::time_point sent) {
     Millis ttl = *opts_.pop.ack_timeout;
-    Lease lease{ttl, sent, nullptr, nullptr, nullptr};
+    Lease lease{ttl, sent, nullptr, nullptr, nullptr, {}};
     lease.renew = [this, &m, ttl](Clock::time_point deadline) {
       DeadlineCap bounded(conn_, deadline);
       bool ours = extend(conn_, keys_, name_, m.id, m.attempt, ttl);

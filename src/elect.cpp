@@ -233,7 +233,7 @@ void observe(Connection& conn, const Keys& keys, std::string_view name,
 
 Lease lease(Connection& conn, const Keys& keys, const Campaign& won, const std::string& token,
             Millis ttl) {
-  return connection_lease(
+  Lease held = connection_lease(
       conn, ttl, won.sent,
       [&conn, &keys, name = won.name, id = won.id, term = won.term, ttl] {
         return renew(conn, keys, name, id, term, ttl);
@@ -243,6 +243,8 @@ Lease lease(Connection& conn, const Keys& keys, const Campaign& won, const std::
         resign(conn, keys, name, {id, term, token, ending.of_taker(who, waited)});
         return false;  // whether a candidate was woken is not told
       });
+  held.watched = {{&conn, {keys.object(kType, won.name)}}};  // the leader's hash
+  return held;
 }
 
 }  // namespace rcoord::elect

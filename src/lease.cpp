@@ -8,7 +8,7 @@ Lease connection_lease(Connection& conn, Millis ttl, Lease::Clock::time_point ta
                        std::function<bool()> renew,
                        std::function<bool(const Ending& ending)> give_back,
                        std::function<void(const Ending& ending, Millis rest)> keep) {
-  Lease lease{ttl, taken_at, nullptr, nullptr, nullptr};
+  Lease lease{ttl, taken_at, nullptr, nullptr, nullptr, {}};
   lease.renew = [&conn, renew = std::move(renew)](Lease::Clock::time_point deadline) {
     DeadlineCap bounded(conn, deadline);
     return renew();

@@ -8,10 +8,12 @@
 
 #include <chrono>
 #include <functional>
+#include <vector>
 
 #include "connection.hpp"
 #include "duration.hpp"
 #include "history.hpp"
+#include "loss_watch.hpp"
 
 namespace rcoord {
 
@@ -42,6 +44,10 @@ struct Lease {
   /// give_back waits; the history records the hold's end now (`ending`). Empty: it cannot be
   /// kept.
   std::function<void(const Ending& ending, Millis rest, Clock::time_point deadline)> keep;
+  /// The keys whose change by another client may mean it is lost, each on the connection
+  /// that renews it: the supervisor then checks it at once (loss_watch.hpp). Empty: its
+  /// renewals alone find a loss.
+  std::vector<WatchedKeys> watched{};
 };
 
 /// A lease on one connection: `renew`, `give_back` and `keep` are the primitive's calls on

@@ -255,7 +255,7 @@ Broken break_lock(Connection& conn, const Keys& keys, std::string_view name,
 }
 
 Lease lease(Connection& conn, const Keys& keys, const Acquired& taken, Millis ttl) {
-  return connection_lease(
+  Lease held = connection_lease(
       conn, ttl, taken.sent,
       [&conn, &keys, name = taken.name, token = taken.token, ttl] {
         return extend(conn, keys, name, token, ttl).extended;
@@ -268,6 +268,10 @@ Lease lease(Connection& conn, const Keys& keys, const Acquired& taken, Millis tt
        waited = taken.waited_ms](const Ending& ending, Millis rest) {
         keep(conn, keys, name, token, ending.of_taker(who, waited), rest);
       });
+  // The holder's token is in the lock's hash (a writer) or its readers' zset (a reader).
+  held.watched = {
+      {&conn, {keys.object(kType, taken.name), keys.aux(kType, taken.name, "readers")}}};
+  return held;
 }
 
 }  // namespace lock

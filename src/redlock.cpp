@@ -519,7 +519,7 @@ std::vector<history::Event> Redlock::history(std::string_view name,
 Lease Redlock::lease(const Acquired& taken, Millis ttl) {
   std::string name = taken.lock.name;
   std::string token = taken.lock.token;
-  Lease held{ttl - drift(ttl), taken.lock.sent, nullptr, nullptr, nullptr};
+  Lease held{ttl - drift(ttl), taken.lock.sent, nullptr, nullptr, nullptr, {}};
   held.renew = [this, name, token, ttl](Lease::Clock::time_point deadline) {
     return extend(name, token, ttl, deadline).lock.extended;
   };

@@ -193,7 +193,7 @@ Status decode_status(const redisReply* r) {
 }
 
 Lease lease(Connection& conn, const Keys& keys, const Taken& taken, Millis ttl) {
-  return connection_lease(
+  Lease held = connection_lease(
       conn, ttl, taken.sent,
       [&conn, &keys, name = taken.name, token = taken.token, ttl] {
         return refresh(conn, keys, name, token, ttl);
@@ -202,6 +202,10 @@ Lease lease(Connection& conn, const Keys& keys, const Taken& taken, Millis ttl) 
        waited = taken.waited_ms](const Ending& ending) {
         return release_waking(conn, keys, name, token, ending.of_taker(who, waited)).woke;
       });
+  // The holders' zset, where each holder's token is a member: another holder's renewal changes
+  // it too, which only costs a renewal, as often as the supervisor lets one through.
+  held.watched = {{&conn, {keys.object(kType, taken.name)}}};
+  return held;
 }
 
 }  // namespace rcoord::semaphore

@@ -10,12 +10,16 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "errors.hpp"
 #include "guard.hpp"
+#include "loss_watch.hpp"
 #include "signals.hpp"
 #include "spawn.hpp"
+#include "wakeups.hpp"
 
 namespace rcoord {
 namespace {
@@ -34,11 +38,23 @@ int exit_code_of(int status) {
   return 1;
 }
 
-timespec to_timespec(Clock::duration d) {
-  auto ns =
-      std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
-  return timespec{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+// The signals the supervisor waits for: those it forwards, and its children's ends.
+sigset_t supervised_signals() {
+  sigset_t set = signals::managed_set();
+  sigaddset(&set, SIGCHLD);
+  return set;
 }
+
+// The loss watch starts once the command has run this long: a command done sooner (a cron
+// job with nothing to do, a benchmark's `true`) never pays for its connection and round trips,
+// nor holds the lock the while.
+constexpr Millis kWatchAfter{50};
+
+// How soon after a check that a watched key's change caused the next one may come, at the
+// soonest: where other clients change the same key often (a semaphore's other holders
+// renewing), this keeps those checks to a few per TTL; a change after a quiet spell is
+// checked at once.
+Millis check_gap(Millis ttl) { return std::clamp(ttl / 30, Millis(10), Millis(1'000)); }
 
 // The state of one supervised run: the child and its group, the lease's timetable, and the
 // loss handling.
@@ -91,24 +107,23 @@ class Supervisor {
     return result_;
   }
 
-  SuperviseResult run(pid_t child, const TerminalHandover* terminal) {
+  SuperviseResult run(pid_t child, const TerminalHandover* terminal, Wakeups& wakeups) {
     child_ = child;
     terminal_ = terminal;
     if (opts_.max_run) max_run_at_ = Clock::now() + *opts_.max_run;
-    sigset_t waitset = signals::managed_set();
-    sigaddset(&waitset, SIGCHLD);
+    if (!lease_.watched.empty()) watch_at_ = Clock::now() + kWatchAfter;
     for (;;) {
       reap();
       if (child_done_ && (group_gone_ || !group_alive())) break;
-      timespec ts = to_timespec(next_deadline() - Clock::now());
-      siginfo_t info{};
-      int sig = sigtimedwait(&waitset, &info, &ts);
-      if (sig == SIGCHLD) continue;  // reap() at the top of the loop
-      if (sig > 0) {
-        forward(sig);
-        continue;
+      Wakeups::Woken woken = wakeups.wait(next_deadline(), watch_fds());
+      if (woken.signal == SIGCHLD) continue;  // reap() at the top of the loop
+      if (woken.signal > 0) {
+        forward(woken.signal);
+      } else if (woken.input) {
+        on_watch_input();
+      } else {
+        on_deadline();
       }
-      if (errno == EAGAIN) on_deadline();
     }
     if (auto struck_at = guard_.struck_at(child_); struck_at && !result_.lost) {
       // rcoord was stopped or not scheduled past the kill point: the guard did its work.
@@ -119,6 +134,34 @@ class Supervisor {
   }
 
  private:
+  // Asks the server to tell of changes to the lease's keys (kWatchAfter the command started),
+  // waiting for it no later than the next renewal.
+  void watch_for_loss() {
+    for (const auto& watched : lease_.watched) {
+      auto deadline = std::min(next_renewal_, Clock::now() + watched.conn->timeout());
+      if (auto watch = LossWatch::start(watched, deadline)) watches_.push_back(std::move(watch));
+    }
+  }
+
+  std::vector<int> watch_fds() const {
+    std::vector<int> fds;
+    for (const auto& watch : watches_) fds.push_back(watch->fd());
+    return fds;
+  }
+
+  // A watched key changed (or a watch's connection failed): the lease is checked by a renewal
+  // now, or check_gap() after the last check a change caused.
+  void on_watch_input() {
+    bool changed = false;
+    for (auto& watch : watches_) changed = watch->changed() || changed;
+    if (!changed || result_.lost) return;
+    auto check_at = Clock::now();
+    if (last_watch_check_)
+      check_at = std::max(check_at, *last_watch_check_ + check_gap(lease_.ttl));
+    last_watch_check_ = check_at;
+    next_renewal_ = std::min(next_renewal_, check_at);
+  }
+
   // Collects every child that ended: the command, and (rcoord being a subreaper) members of
   // its group whose parent died before them.
   void reap() {
@@ -185,6 +228,7 @@ class Supervisor {
   Clock::time_point next_deadline() const {
     auto next = Clock::time_point::max();
     if (kill_at_) next = std::min(next, *kill_at_);
+    if (watch_at_) next = std::min(next, *watch_at_);
     if (!result_.lost) next = std::min({next, next_renewal_, times_.stop_at()});
     if (max_run_at_ && !child_done_ && !result_.lost) next = std::min(next, *max_run_at_);
     if (child_done_) next = std::min(next, Clock::now() + kGroupPoll);
@@ -204,6 +248,10 @@ class Supervisor {
     if (kill_at_ && now >= *kill_at_) {
       kill(-child_, SIGKILL);
       kill_at_.reset();
+    }
+    if (watch_at_ && now >= *watch_at_) {
+      watch_at_.reset();
+      if (!child_done_ && !result_.lost) watch_for_loss();
     }
     if (result_.lost) return;  // already being stopped, for a graver reason
     if (max_run_at_ && !child_done_ && now >= *max_run_at_) time_out();
@@ -301,6 +349,9 @@ class Supervisor {
   bool child_done_ = false;
   bool group_gone_ = false;  ///< seen empty when the command was reaped
   Clock::time_point next_renewal_;
+  std::optional<Clock::time_point> watch_at_;          ///< when the loss watch starts, until it has
+  std::optional<Clock::time_point> last_watch_check_;  ///< of the last check a change caused
+  std::vector<std::unique_ptr<LossWatch>> watches_;
   std::optional<Clock::time_point> kill_at_;
   std::optional<Clock::time_point> max_run_at_;  ///< --max-run's end, until it has struck
   std::string last_failure_;
@@ -379,6 +430,7 @@ SuperviseResult supervise(const SuperviseOptions& opts, Lease& lease) {
   // What rcoord wrote before (a consumer's line for the message before) comes out before
   // what the command writes to the same stream.
   std::fflush(nullptr);
+  Wakeups wakeups(supervised_signals());  // before the command starts: it may fail
   Guarded guarded(guard, supervisor.kill_by());
   bool take_terminal = !opts.graceful && terminal_is_ours();
   pid_t child =
@@ -390,7 +442,7 @@ SuperviseResult supervise(const SuperviseOptions& opts, Lease& lease) {
   setpgid(child, child);  // both sides set it, so neither races the other
   TerminalHandover terminal(child, take_terminal);
   if (opts.on_started) opts.on_started();
-  return supervisor.run(child, &terminal);
+  return supervisor.run(child, &terminal, wakeups);
 }
 
 }  // namespace rcoord

@@ -123,6 +123,22 @@ wait_until 5 "${R[@]}" signal send acl-ch go || fail "signal send under the ACL 
 wait "$waiter" || fail "signal wait under the ACL rule"
 pass "the documented ACL rule runs every primitive"
 
+# The rule lets a run form watch its lease (client-side tracking): a lock deleted under a
+# 60 s lease stops the command long before its first renewal (20 s).
+"${R[@]}" lock run acl-watched --ttl 60s -- sh -c 'echo up >"$0"; sleep 60' "$TEST_TMP/watched.up" \
+  2>"$TEST_TMP/watched.err" &
+watched=$!
+wait_until 10 test -s "$TEST_TMP/watched.up" || fail "lock run under the rule did not start"
+sleep 0.3 # the watch starts once the command has run 50 ms
+t0=$(now_ms)
+redis-cli -p "$acl_PORT" DEL 'rcoord:{lock:acl-watched}' >/dev/null
+code=0
+wait "$watched" || code=$?
+took=$(($(now_ms) - t0))
+[ "$code" = 5 ] || fail "lock run under the rule: exit $code, want 5: $(cat "$TEST_TMP/watched.err")"
+[ "$took" -le "$(scaled 3000)" ] || fail "lock run under the rule noticed the loss only after $took ms"
+pass "the documented rule lets lock run notice a loss at once ($took ms)"
+
 # --- a missing permission names the command -------------------------------------------------
 expect 4 "$RCOORD" -p "$acl_PORT" --user no-eval lock acquire refused
 assert_contains "$ERR" "refused by ACL"
