@@ -532,6 +532,12 @@ Lease Redlock::lease(const Acquired& taken, Millis ttl) {
                   const Ending& ending, Millis rest, Lease::Clock::time_point deadline) {
     keep(name, token, ending.of_taker(who, waited), rest, deadline);
   };
+  // Each node's keys are watched on that node: a change on any makes the supervisor renew at
+  // once, and the renewal tells whether a quorum still holds it.
+  for (auto& conn : conns_) {
+    held.watched.push_back(
+        {&conn, {keys_.object("lock", name), keys_.aux("lock", name, "readers")}});
+  }
   return held;
 }
 

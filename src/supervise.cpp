@@ -54,7 +54,7 @@ constexpr Millis kWatchAfter{50};
 // soonest: where other clients change the same key often (a semaphore's other holders
 // renewing), this keeps those checks to a few per TTL; a change after a quiet spell is
 // checked at once.
-Millis check_gap(Millis ttl) { return std::clamp(ttl / 30, Millis(10), Millis(1'000)); }
+Millis check_gap(Millis ttl) { return std::clamp(ttl / 60, Millis(10), Millis(500)); }
 
 // The state of one supervised run: the child and its group, the lease's timetable, and the
 // loss handling.

@@ -3,7 +3,7 @@
 # so a renewal comes only 20 s after the take: a SIGTERM within the bound below (2 s, scaled)
 # can only come from the server telling rcoord of the change (client-side tracking). The
 # changes: lock break, DEL of the lock (exclusive, and a reader's), FLUSHALL, a semaphore's and
-# an election's keys deleted. Then: no false loss from what other clients do to the same
+# an election's keys deleted, a Redlock's on two of three nodes. Then: no false loss from what other clients do to the same
 # object (waiters, other holders renewing, history), and where tracking is refused (an ACL
 # user without CLIENT TRACKING) the renewal still finds the loss.
 source "$(dirname "$0")/lib.sh"
@@ -51,6 +51,30 @@ flush_all() { for port in $R_PORTS; do redis-cli -p "$port" FLUSHALL >/dev/null;
 noticed "flushed" flush_all lock run d --ttl 60s
 noticed "semaphore deleted" "cli DEL 'rcoord:{sem:e}'" sem run e --limit 2 --ttl 60s
 noticed "leader deleted" "cli DEL 'rcoord:{elect:f}'" elect run f --id me --ttl 60s
+
+# A Redlock of three masters: a change on one node brings a renewal, which finds a quorum still
+# holding the lock; the same on a second node loses the quorum, and the command is stopped.
+start_redis N1 --appendonly no
+start_redis N2 --appendonly no
+start_redis N3 --appendonly no
+export TERM_AT="$TEST_TMP/redlock.term"
+rm -f "$TERM_AT" "$TERM_AT.started"
+"$RCOORD" -u "$N1_URL" -u "$N2_URL" -u "$N3_URL" lock run rl --ttl 60s -- "$TEST_TMP/held.sh" \
+  2>"$TEST_TMP/redlock.err" &
+pid=$!
+wait_until 10 test -f "$TERM_AT.started" || fail "Redlock: the command did not start"
+sleep 0.2
+redis-cli -p "$N1_PORT" DEL 'rcoord:{lock:rl}' >/dev/null
+quiet_period 600
+alive "$pid" || fail "Redlock: one node's lock deleted stopped the command: $(cat "$TEST_TMP/redlock.err")"
+t0=$(now_ms)
+redis-cli -p "$N2_PORT" DEL 'rcoord:{lock:rl}' >/dev/null
+code=0
+wait "$pid" || code=$?
+[ "$code" = 5 ] || fail "Redlock: exit $code, want 5: $(cat "$TEST_TMP/redlock.err")"
+took=$(($(cat "$TERM_AT") - t0))
+[ "$took" -le "$bound" ] || fail "Redlock: SIGTERM $took ms after the quorum was lost"
+pass "Redlock: one node's change leaves it held; a second loses the quorum, SIGTERM ${took} ms after"
 
 # No false loss: waiters enlisting and giving up, readers coming and going beside a reader,
 # a semaphore's other holders renewing every second, another lock's keys changing.
