@@ -3,9 +3,8 @@
 /// lease's loss watch, loss_watch.hpp), or a deadline. The signals stay blocked, as
 /// sigtimedwait(2) needs them; a signalfd makes them one more thing poll(2) sees.
 
-#include <signal.h>
-
 #include <chrono>
+#include <csignal>
 #include <span>
 
 namespace rcoord {
