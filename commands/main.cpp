@@ -47,9 +47,9 @@ constexpr const char* kFooter =
     "Examples:\n"
     "  rcoord lock run nightly-backup -- ./backup.sh\n"
     "  TOKEN=$(rcoord lock acquire deploy --ttl 5m --wait 1m) && ...\n"
-    "See rcoord(1) for every option, the exit codes and the key layout, and\n"
-    "docs/guarantees.md for what holds under which failures. A group's page,\n"
-    "rcoord-GROUP(1): rcoord GROUP --help --man (or rcoord help GROUP).";
+    "See rcoord(1) for the global options and the exit codes, a group's page,\n"
+    "rcoord-GROUP(1), for its verbs and keys: rcoord GROUP --help --man (or\n"
+    "rcoord help GROUP); docs/guarantees.md for what holds under which failures.";
 
 // Where the verb path ends, for the hint of a usage error (`rcoord lock acquire --help`).
 std::string help_hint(const CLI::App& app) {

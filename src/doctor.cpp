@@ -213,7 +213,7 @@ Finding check_permissions(Connection& conn, const Keys& keys) {
   }
   if (!refused.empty()) {
     return {"permissions", false, fmt::format("this user may not run: {}", refused),
-            fmt::format("grant the rule of rcoord(1), ACL (keys ~{}*, channels &{}*)",
+            fmt::format("grant the rule of docs/configuration.md, ACL (keys ~{}*, channels &{}*)",
                         keys.prefix(), keys.prefix())};
   }
   return {"permissions", true, "scripts (EVAL/EVALSHA with TIME), blocking pops and PUBLISH work",

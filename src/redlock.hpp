@@ -9,8 +9,8 @@
 /// listens on every node for the holder's give-back (announced by each node), and tries again
 /// once a quorum of nodes announced one, or the holder's lease has run out. The fence reported is
 /// made to increase across acquisitions: the highest fence the granting nodes handed out is written
-/// back to each of them when they differ (see rcoord(1), "Redlock", for what this does and does not
-/// guarantee).
+/// back to each of them when they differ (see docs/tour.md, "Redlock in detail", for what this
+/// does, and docs/guarantees.md, "Redlock", for what it does and does not guarantee).
 
 #include <chrono>
 #include <cstdint>

@@ -113,7 +113,7 @@ Error reply_error(const std::string& msg, std::string_view what) {
   }
   if (starts_with(msg, "NOPERM")) {
     return {kServer, fmt::format("{} refused by ACL: {}", what, msg),
-            "grant the rcoord ACL rule to this user (see rcoord(1), ACL)"};
+            "grant the rcoord ACL rule to this user (see docs/configuration.md, ACL)"};
   }
   // A write refused by a replica or by a full server: the server's words, and what to do. (A
   // script's write refused inside it carries the same words after the script's own.)

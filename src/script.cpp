@@ -191,7 +191,7 @@ Error script_error(std::string_view msg, const Script& script, const Args& keys)
       return {
           kServer,
           fmt::format("script {} refused by ACL: this user may not run {}", script.name, command),
-          "grant the rcoord ACL rule to this user (see rcoord(1), ACL)"};
+          "grant the rcoord ACL rule to this user (see docs/configuration.md, ACL)"};
     }
   }
   std::string text = script_error_text(msg);

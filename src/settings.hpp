@@ -1,7 +1,7 @@
 #pragma once
-/// The global options and the settings resolved from them (SPEC §1, the man page's
-/// PRECEDENCE): each setting comes from the command line, else the environment, else the
-/// config file, else the built-in default; the password from the first rung of its ladder.
+/// The global options and the settings resolved from them (SPEC §1; the precedence is told in
+/// docs/configuration.md): each setting comes from the command line, else the environment, else
+/// the config file, else the built-in default; the password from the first rung of its ladder.
 /// Resolution is a pure function: the environment and the files it may read are passed in.
 
 #include <cstddef>

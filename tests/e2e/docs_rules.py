@@ -4,7 +4,8 @@
 - Each fact has one home: the exit codes are defined in rcoord(1), EXIT STATUS, and nowhere
   else is there a full table of them; the guarantees are stated in docs/guarantees.md, and no
   other page or man section is headed as guarantees or repeats one of its sentences; the
-  README repeats no sentence of a page of docs/.
+  README repeats no sentence of a page of docs/. The man pages are rcoord(1) and the prose
+  of each group's page (man/rcoord-GROUP.1.in; the rest of it is generated from --help).
 - Every relative link between the pages reaches a file, and every #anchor a heading of it.
 - Every option the pages or the man page give is one that some `--help` shows, unless it is
   another tool's (listed below, with its tool) or a deprecated spelling rcoord still takes.
@@ -143,9 +144,14 @@ def main():
     pages = [readme] + sorted(os.path.join(docs_dir, p) for p in os.listdir(docs_dir)
                               if p.endswith(".md"))
     home = os.path.join(docs_dir, "guarantees.md")
-    man_path = os.path.join(source, "man", "rcoord.1")
-    roff = read(man_path)
+    man_dir = os.path.join(source, "man")
+    roff = read(os.path.join(man_dir, "rcoord.1"))
     sections = man_sections(roff)
+    # the hand-written prose of the group pages, rcoord-GROUP(1)
+    group_roffs = {f"man/{f}": read(os.path.join(man_dir, f)) for f in sorted(os.listdir(man_dir))
+                   if f.startswith("rcoord-") and f.endswith(".1.in")}
+    if len(group_roffs) < 15:
+        problems.append(f"only {len(group_roffs)} man/rcoord-GROUP.1.in files: the listing broke")
     rel = lambda p: os.path.relpath(p, source)
 
     # --- the exit codes: rcoord(1), EXIT STATUS, and nowhere else in full ------------------
@@ -158,6 +164,11 @@ def main():
         if title != "EXIT STATUS" and len(codes) >= 4:
             problems.append(f"rcoord(1) section {title} has a second exit-code table "
                             f"({sorted(codes)}): link to EXIT STATUS instead")
+    for where, text in group_roffs.items():
+        codes = man_exit_items(text)
+        if len(codes) >= 4:
+            problems.append(f"{where} has a second exit-code table ({sorted(codes)}): link to "
+                            "rcoord(1), EXIT STATUS instead")
     for page in pages:
         codes = markdown_exit_tables(read(page))
         if len(codes) >= 4:
@@ -168,6 +179,8 @@ def main():
     stated = long_sentences(prose(read(home)))
     others = {rel(p): normalized(prose(read(p))) for p in pages if p != home}
     others["man/rcoord.1"] = normalized(man_text(roff))
+    for where, text in group_roffs.items():
+        others[where] = normalized(man_text(text))
     for where, text in others.items():
         for sentence in stated:
             if sentence in text:
@@ -180,10 +193,11 @@ def main():
             if re.match(r"^#{1,6} .*guarantee", line, flags=re.I):
                 problems.append(f"{rel(page)}: a section on guarantees ('{line}'): they live "
                                 "in docs/guarantees.md")
-    for title in sections:
-        if "GUARANTEE" in title.upper():
-            problems.append(f"rcoord(1) has a section {title}: the guarantees live in "
-                            "docs/guarantees.md")
+    for where, text in [("rcoord(1)", roff)] + list(group_roffs.items()):
+        for title in man_sections(text):
+            if "GUARANTEE" in title.upper():
+                problems.append(f"{where} has a section {title}: the guarantees live in "
+                                "docs/guarantees.md")
     # the README says nothing that a page of docs/ says again
     docs_text = {rel(p): normalized(prose(read(p))) for p in pages if p != readme}
     for sentence in long_sentences(prose(read(readme))):
@@ -215,8 +229,9 @@ def main():
     for page in pages:
         for option in set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]+", read(page))):
             shown.setdefault(option, rel(page))
-    for option in set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]+", man_text(roff))):
-        shown.setdefault(option, "man/rcoord.1")
+    for where, text in [("man/rcoord.1", roff)] + list(group_roffs.items()):
+        for option in set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]+", man_text(text))):
+            shown.setdefault(option, where)
     for option, where in sorted(shown.items()):
         if option in help_options or option in OTHER_TOOLS or option in DEPRECATED:
             continue

@@ -1,5 +1,6 @@
 # The documentation keeps up with the code: every command, verb and option that --help shows
-# appears in the man page and in each completion file, and every option the pages and the man
+# appears in the man pages (the global options in rcoord(1), a group's verbs and options in
+# rcoord-GROUP(1)) and in each completion file, and every option the pages and the man
 # page show is one --help shows; bash completion really completes. And it stays one piece
 # (docs_rules.py): the exit codes defined in rcoord(1) alone, the guarantees stated in
 # docs/guarantees.md alone, no broken link or #anchor between the pages. That the examples of
@@ -55,10 +56,12 @@ check_examples() {
   [ "$own" = 1 ] || fail "rcoord $path --help shows no example of its own"
 }
 
+# check_in_docs WORD WHERE [PAGE]: WORD is in the man page PAGE (default rcoord(1)) and in every
+# completion file
 check_in_docs() {
-  local word=$1 where=$2 file
-  # the man page escapes dashes as \-
-  grep -qF -- "${word//-/\\-}" "$MAN" || fail "'$word' ($where) is not in the man page"
+  local word=$1 where=$2 page=${3:-$MAN} file
+  # the man pages escape dashes as \-
+  grep -qF -- "${word//-/\\-}" "$page" || fail "'$word' ($where) is not in $(basename "$page")"
   for file in "${COMPLETIONS[@]}"; do
     if [[ $word =~ ^-[a-zA-Z]$ && $file == *.fish ]]; then
       grep -qE -- "-s ${word#-}( |$)" "$file" || fail "'$word' ($where) is not in $(basename "$file")"
@@ -73,6 +76,11 @@ check_in_docs() {
 python3 "$SRC/scripts/gen-completions" --check "$RCOORD" || fail "run scripts/gen-completions"
 pass "completion tables are generated from the current --help"
 
+# the pages of the groups, written at build time from --help (scripts/gen-man)
+build=$(dirname "$RCOORD")
+[ -f "$build/CMakeCache.txt" ] || build=$(dirname "$build")  # a cross build's wrapper is in tests/
+PAGES=$build/man/man1
+
 checked=0
 root_help=$("$RCOORD" --help)
 echo "$root_help" | long_options >"$TEST_TMP/help-options"
@@ -84,20 +92,22 @@ COMMANDS=$(echo "$root_help" | subcommands | tr '\n' ' ')
 # check_command WORDS...: the command `rcoord WORDS` (a group, a verb, or a group within a
 # group such as `complete recent`) and everything under it.
 check_command() {
-  local help sub opt
-  check_in_docs "${*: -1}" "command of rcoord $*"
+  local help sub opt named_in=$MAN page=$PAGES/rcoord-$1.1
+  case $1 in version | help) page=$MAN ;; esac
+  [ "$#" -eq 1 ] || named_in=$page  # a group is named in rcoord(1), a verb in its group's page
+  check_in_docs "${*: -1}" "command of rcoord $*" "$named_in"
   help=$("$RCOORD" "$@" --help)
   echo "$help" | long_options | sed "s/^/$1 /" >>"$TEST_TMP/group-options" || true  # or none
   check_examples "$*" "$help"
   for sub in $(echo "$help" | subcommands); do check_command "$@" "$sub"; done
   for opt in $(echo "$help" | long_options) $(echo "$help" | short_options); do
-    check_in_docs "$opt" "$* option"
+    check_in_docs "$opt" "$* option" "$page"
     checked=$((checked + 1))
   done
 }
 for group in $COMMANDS; do check_command "$group"; done
 [ "$checked" -gt 20 ] || fail "found only $checked options in --help: the parsing broke"
-pass "$checked options of --help appear in the man page and every completion file"
+pass "$checked options of --help appear in the man pages and every completion file"
 assert_contains "$root_help" "Primitives:"
 assert_contains "$root_help" "Operator commands:"
 pass "every command and verb shows examples of its own; rcoord --help groups the commands"
@@ -107,18 +117,16 @@ python3 "$SRC/tests/e2e/docs_rules.py" "$SRC" "$TEST_TMP/help-options" >"$TEST_T
   fail "the documentation breaks its rules (see above)"
 pass "one home for the exit codes and for the guarantees, links and anchors whole, every option shown in --help: $(cat "$TEST_TMP/rules.out")"
 
-if command -v groff >/dev/null; then
-  warnings=$(groff -man -ww -z "$MAN" 2>&1 || true)
-  assert_eq "$warnings" "" "groff warnings"
-  pass "man page renders without warnings"
-fi
-
-# --- a man page per group, written at build time from --help (scripts/gen-man) --------------
-build=$(dirname "$RCOORD")
-[ -f "$build/CMakeCache.txt" ] || build=$(dirname "$build")  # a cross build's wrapper is in tests/
-PAGES=$build/man/man1
 command -v mandoc >/dev/null || fail "mandoc not found: install it (scripts/test does)"
 command -v man >/dev/null || fail "man not found: install man-db (scripts/test does)"
+assert_eq "$(mandoc -Tlint "$MAN" 2>&1 || true)" "" "mandoc -Tlint rcoord.1"
+assert_eq "$(groff -man -ww -z "$MAN" 2>&1 || true)" "" "groff warnings of rcoord.1"
+# rcoord(1) keeps what every command shares; what a group does is on the group's page
+lines=$(MANWIDTH=80 man -l "$MAN" 2>/dev/null | wc -l)
+[ "$lines" -le 600 ] || fail "rcoord(1) is $lines lines at 80 columns (at most 600: move a group's matters to its page)"
+pass "rcoord(1) is lint-clean and $lines lines at 80 columns"
+
+# --- a man page per group, written at build time from --help (scripts/gen-man) --------------
 pages=0
 for group in $COMMANDS; do
   case $group in version | help) continue ;; esac
@@ -127,6 +135,10 @@ for group in $COMMANDS; do
   while read -r opt; do
     grep -qF -- "${opt//-/\\-}" "$page" || fail "'$opt' (rcoord $group) is not in rcoord-$group(1)"
   done < <(awk -v g="$group" '$1 == g { print $2 }' "$TEST_TMP/group-options")
+  # the prose of a verb (`.SS GROUP VERB` in man/rcoord-GROUP.1.in) joins that verb's options
+  while read -r title; do
+    assert_eq "$(grep -cxF ".SS $title" "$page")" 1 "one section for $title in rcoord-$group(1)"
+  done < <(sed -n 's/^\.SS //p' "$SRC/man/rcoord-$group.1.in")
   lint=$(mandoc -Tlint "$page" 2>&1 || true)
   assert_eq "$lint" "" "mandoc -Tlint rcoord-$group.1"
   assert_eq "$(groff -man -ww -z "$page" 2>&1 || true)" "" "groff warnings of rcoord-$group.1"

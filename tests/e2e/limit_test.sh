@@ -127,7 +127,7 @@ expect 4 "$RCOORD" limit check mixed --rate 1/s --algo fixed-window
 assert_contains "$ERR" "holds an rcoord gcra limit"
 pass "foreign keys and other algorithms' state exit 4 and are not overwritten"
 
-# the key layout of the man page, with a TTL on every key (slow rates: the state must
+# the key layout of rcoord-limit(1), with a TTL on every key (slow rates: the state must
 # outlive a sanitized run on a busy machine)
 expect 0 "$RCOORD" limit check lay --rate 10/m --algo sliding-window
 assert_eq "$(redis-cli -p "$R_PORT" HGET 'rcoord:{limit:lay}' algo)" sliding-window

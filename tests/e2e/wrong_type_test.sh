@@ -148,7 +148,7 @@ one_case() {
   fi
   [ "$RC" = 4 ] || fail "$what: want exit 4 refusing $key, got $RC | stdout: $OUT | stderr: $ERR"
   if [ "$mode" = json ]; then
-    # the line, then the same as one JSON object (rcoord(1), OUTPUT)
+    # the line, then the same as one JSON object (What a verb prints, in docs/tour.md)
     assert_lines "$ERR" 2 "$what: the line and its JSON object on stderr"
     python3 -c 'import json, sys; e = json.loads(sys.argv[1]); assert e["exit_code"] == 4 and e["error"], e' \
       "${ERR#*$'\n'}" || fail "$what: the second line is not the error as JSON: $ERR"

@@ -150,7 +150,7 @@ TEST_CASE("script_error: other errors keep their kind, without SHA1 or line") {
       kScript, kKeys);
   CHECK(line_of(e) ==
         "rcoord: script lock_acquire refused by ACL: this user may not run HSET (grant the "
-        "rcoord ACL rule to this user (see rcoord(1), ACL))");
+        "rcoord ACL rule to this user (see docs/configuration.md, ACL))");
 }
 
 TEST_CASE("refused_by_acl knows every server's words for an ACL refusal") {
