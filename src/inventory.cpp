@@ -172,13 +172,12 @@ void follow(Probe& p, reads::Reading<Status> reading, Show show) {
              });
 }
 
-// A type whose state plain reads give against the server's clock, read by `read`.
-template <typename Status, typename Show>
-void probe_read(Probe& p, const Keys& keys,
-                reads::Reading<Status> (*read)(const Keys&, const std::string&, std::int64_t),
-                Show show) {
-  p.start = [&keys, read, show](Probe& q, std::int64_t now_ms) {
-    follow(q, read(keys, q.object.name, now_ms), show);
+// A type whose state plain reads give against the server's clock: `Read` reads it, `Show`
+// shows it. Both are template arguments, so the closure kept per object is one reference.
+template <auto Read, auto Show>
+void probe_read(Probe& p, const Keys& keys) {
+  p.start = [&keys](Probe& q, std::int64_t now_ms) {
+    follow(q, Read(keys, q.object.name, now_ms), Show);
   };
 }
 
@@ -229,9 +228,9 @@ Probe probe_for(const Keys& keys, std::string type, std::string name) {
   const std::string& t = p.object.type;
   const std::string& n = p.object.name;
   if (t == "lock") {
-    probe_read(p, keys, reads::read_lock, show_lock);
+    probe_read<reads::read_lock, show_lock>(p, keys);
   } else if (t == "sem") {
-    probe_read(p, keys, reads::read_sem, show_sem);
+    probe_read<reads::read_sem, show_sem>(p, keys);
   } else if (t == "limit") {
     probe_limit(p, keys);
   } else if (t == "bloom") {
@@ -248,9 +247,9 @@ Probe probe_for(const Keys& keys, std::string type, std::string name) {
   } else if (t == "recent") {
     probe_count(p, {"LLEN", keys.object(t, n)}, "item(s)");
   } else if (t == "elect") {
-    probe_read(p, keys, reads::read_elect, show_elect);
+    probe_read<reads::read_elect, show_elect>(p, keys);
   } else if (t == "queue") {
-    probe_read(p, keys, reads::read_queue, show_queue);
+    probe_read<reads::read_queue, show_queue>(p, keys);
   } else if (t == "signal") {
     next_round(p, {plain({"ZCARD", keys.object(t, n)})}, [](Probe& q, std::span<const Reply> r) {
       std::int64_t waiters = reply_integer(r[0].get());
@@ -258,7 +257,7 @@ Probe probe_for(const Keys& keys, std::string type, std::string name) {
       q.object.waiting = waiters;
     });
   } else if (t == "latch") {
-    probe_read(p, keys, reads::read_latch, show_latch);
+    probe_read<reads::read_latch, show_latch>(p, keys);
   }
   with_presence_and_expiry(p, keys);
   return p;
@@ -361,7 +360,7 @@ bool known_type(std::string_view type) {
 // `a:fence`), so each name found is matched against the pattern again, whole.
 void scan_node(Connection& node, const Keys& keys, const Query& query, const std::string& match,
                std::unordered_set<std::string>& seen, std::size_t& found,
-               const std::function<void(const Object&)>& each) {
+               const std::function<void(Object&)>& each) {
   std::vector<Probe> batch;
   auto flush = [&] {
     if (query.states) read_states(node, batch);
@@ -433,7 +432,7 @@ Connection& Nodes::to(const Endpoint& endpoint, Millis timeout) {
 }
 
 Pass survey(Connection& conn, const Keys& keys, const Query& query,
-            const std::function<void(const Object&)>& each, Nodes* nodes) {
+            const std::function<void(Object&)>& each, Nodes* nodes) {
   if (!query.type.empty() && !known_type(query.type)) {
     throw Error(kUsage, fmt::format("unknown --type '{}'", query.type),
                 "use lock, sem, limit, bloom, pf, complete, recent, elect, queue, signal or latch");
@@ -454,7 +453,7 @@ Pass survey(Connection& conn, const Keys& keys, const Query& query,
   // thrown by `each` (its output failed) is not a master's and ends the pass.
   pass.masters = masters->size();
   bool in_each = false;
-  auto reported = [&](const Object& o) {
+  auto reported = [&](Object& o) {
     in_each = true;
     each(o);
     in_each = false;

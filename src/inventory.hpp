@@ -56,8 +56,9 @@ class Nodes {
 /// something else is reported unreadable, not thrown. Throws Error(kUsage) for an unknown
 /// type, Error(kConnection) when the server (a standalone one, or the cluster's seed) cannot
 /// be reached. With `nodes`, the masters' connections are taken from it and left there.
+/// `each` may keep the object it is handed (move from it): the pass is done with it.
 Pass survey(Connection& conn, const Keys& keys, const Query& query,
-            const std::function<void(const Object&)>& each, Nodes* nodes = nullptr);
+            const std::function<void(Object&)>& each, Nodes* nodes = nullptr);
 
 /// `ls`: as survey(), then, when masters were missed, Error(kConnection) naming them (the
 /// objects of the others were reported). Returns how many objects were found.
