@@ -4,9 +4,9 @@
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "context.hpp"
@@ -50,7 +50,7 @@ class Exposition {
     double value = 0;
   };
   std::vector<std::vector<Sample>> samples_;  ///< per metric, in the order of the catalogue
-  std::set<std::string> labels_;              ///< type, NUL, label value of each object added
+  std::unordered_set<std::string> labels_;    ///< type, NUL, label value of each object added
 };
 
 }  // namespace rcoord::cmd

@@ -43,7 +43,7 @@ inventory::Pass refresh(Context& ctx, const TopArgs& args, live::Board& board,
   std::vector<inventory::Object> objects;
   auto pass = inventory::survey(
       ctx.conn(), ctx.keys(), {args.pattern, args.type, true},
-      [&](const inventory::Object& o) { objects.push_back(o); }, nodes);
+      [&](inventory::Object& o) { objects.push_back(std::move(o)); }, nodes);
   board.update(std::move(objects), live::Clock::now());
   return pass;
 }

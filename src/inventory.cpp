@@ -13,6 +13,7 @@
 #include "elect.hpp"
 #include "errors.hpp"
 #include "identity.hpp"
+#include "inventory_probe.hpp"
 #include "latch.hpp"
 #include "limit.hpp"
 #include "lock.hpp"
@@ -39,10 +40,6 @@ std::string glob_escape(std::string_view text) {
   return out;
 }
 
-std::string short_token(const std::string& token) {
-  return token.size() > 8 ? token.substr(0, 8) + "…" : token;
-}
-
 double as_double(std::int64_t v) { return static_cast<double>(v); }
 
 // Reading one object's state: the calls of its next round, and what makes sense of their
@@ -52,6 +49,9 @@ struct Probe {
   Object object;
   std::vector<Call> calls;
   std::function<void(Probe&, std::span<const Reply>)> decode;
+  // The first round of a type read against the server's clock (inventory_probe.hpp), made
+  // once the batch has asked the server for the time.
+  std::function<void(Probe&, std::int64_t now_ms)> start;
   bool dropped = false;  // not an object to report (rm left only its counter)
 };
 
@@ -64,128 +64,6 @@ void next_round(Probe& p, std::vector<Call> calls,
 }
 
 // --- what each type's state says ------------------------------------------------------------
-
-// `backup@web-3` of a holder whose take recorded who it was, else the token's start.
-std::string holder_name(const Holder& h, const std::string& token) {
-  if (!h.known()) return short_token(token);
-  return h.who.user + "@" + h.who.host;
-}
-
-// `held by backup@web-3 (pid 4242, backup.sh) for 14m30s, expires in 19.4s` (SPEC §5), or
-// as much of it as the take recorded.
-std::string held_by(const Holder& h, const std::string& token, std::int64_t ttl_ms) {
-  std::string who = h.known() ? describe(h.who) : short_token(token);
-  std::string out = "held by " + who;
-  if (h.held_ms >= 0) out += " for " + format_elapsed(Millis(h.held_ms));
-  return out + ", expires in " + format_elapsed(Millis(ttl_ms));
-}
-
-// `; kept: its command ended 5m ago (exit 0)`: a `lock run --min-hold` whose holder is gone.
-std::string kept_since(const lock::Kept& k) {
-  std::string out = "; kept: its command ended";
-  if (k.ended_ms >= 0) out += " " + format_elapsed(Millis(k.ended_ms)) + " ago";
-  if (k.exit_code) out += fmt::format(" (exit {})", *k.exit_code);
-  return out;
-}
-
-// `; 2 kept after their command ended` of a shared lock's listed readers, or nothing.
-std::string readers_kept(const lock::Status& s) {
-  auto kept = std::count_if(s.reader_list.begin(), s.reader_list.end(),
-                            [](const lock::Reader& r) { return r.kept.kept(); });
-  if (kept == 0) return {};
-  return fmt::format("; {} kept after {} command ended", kept, kept == 1 ? "its" : "their");
-}
-
-void show_lock(Object& o, const lock::Status& s) {
-  if (s.mode == "exclusive") {
-    o.state = fmt::format("{}, fence {}", held_by(s.holder, s.token, s.ttl_ms), s.fence);
-    if (s.kept.kept()) o.state += kept_since(s.kept);
-    o.holder = holder_name(s.holder, s.token);
-    o.ttl_ms = s.ttl_ms;
-    o.age_ms = s.held_ms;
-    o.fingerprint = fmt::format("held {} {}", s.token, s.fence);
-  } else if (s.mode == "shared") {
-    o.state = fmt::format("shared by {} reader(s) for up to {}, fence {}{}", s.readers,
-                          format_elapsed(Millis(s.ttl_ms)), s.fence, readers_kept(s));
-    o.holder = fmt::format("{} reader(s)", s.readers);
-    o.ttl_ms = s.ttl_ms;
-    o.fingerprint = fmt::format("shared {} {}", s.readers, s.fence);
-  } else {
-    o.state = fmt::format("free, last fence {}", s.fence);
-    o.fingerprint = fmt::format("free {}", s.fence);
-  }
-  o.waiting = s.waiting;
-  o.fingerprint += fmt::format(" waiting {}", s.waiting);
-  o.gauges.push_back({"rcoord_lock_held", "", s.held ? 1.0 : 0.0});
-  if (s.mode == "exclusive" && s.held_ms >= 0) {
-    o.gauges.push_back({"rcoord_lock_held_seconds", "", as_double(s.held_ms) / 1000});
-  }
-  o.gauges.push_back({"rcoord_lock_fence", "", as_double(s.fence)});
-  o.gauges.push_back({"rcoord_lock_waiting", "", as_double(s.waiting)});
-}
-
-void show_sem(Object& o, const semaphore::Status& s) {
-  o.state = fmt::format("{} of {} permit(s) in use by {} holder(s), {} waiting", s.in_use, s.limit,
-                        s.holders.size(), s.waiting);
-  if (s.holders.size() == 1) {
-    const auto& only = s.holders.front();
-    o.holder = holder_name(only.taker, only.token);
-    o.state += ", " + held_by(only.taker, only.token, only.ttl_ms);
-  } else if (!s.holders.empty()) {
-    o.holder = fmt::format("{} holders", s.holders.size());
-  }
-  o.waiting = s.waiting;
-  std::vector<std::string> tokens;
-  for (const auto& h : s.holders) {
-    // The soonest lease to end: when a permit comes back if nobody gives it back sooner.
-    o.ttl_ms = o.ttl_ms < 0 ? h.ttl_ms : std::min(o.ttl_ms, h.ttl_ms);
-    tokens.push_back(fmt::format("{}:{}", h.token, h.permits));
-  }
-  std::sort(tokens.begin(), tokens.end());
-  o.fingerprint = fmt::format("{} {} {} {}", s.limit, s.in_use, s.waiting, fmt::join(tokens, ","));
-  o.gauges.push_back({"rcoord_sem_permits_in_use", "", as_double(s.in_use)});
-  o.gauges.push_back({"rcoord_sem_limit", "", as_double(s.limit)});
-  o.gauges.push_back({"rcoord_sem_waiting", "", as_double(s.waiting)});
-}
-
-void show_elect(Object& o, const elect::Status& s) {
-  if (s.leader) {
-    o.state =
-        fmt::format("led by {}, term {}, {} left", s.id, s.term, format_elapsed(Millis(s.ttl_ms)));
-    if (s.holder.known()) {
-      o.state = fmt::format("led by {}: {} for {}, term {}, expires in {}", s.id,
-                            describe(s.holder.who), format_elapsed(Millis(s.holder.held_ms)),
-                            s.term, format_elapsed(Millis(s.ttl_ms)));
-    }
-    o.holder = s.id;
-    o.ttl_ms = s.ttl_ms;
-  } else {
-    o.state = fmt::format("no leader, last term {}", s.term);
-  }
-  o.fingerprint = fmt::format("{} {}", s.id, s.term);
-  o.gauges.push_back({"rcoord_elect_has_leader", "", s.leader ? 1.0 : 0.0});
-  o.gauges.push_back({"rcoord_elect_term", "", as_double(s.term)});
-}
-
-void show_queue(Object& o, const queue::Stats& s) {
-  o.state = fmt::format("ready {}, delayed {}, in flight {}, dead {}", s.ready, s.delayed,
-                        s.in_flight, s.dead);
-  o.fingerprint = o.state;
-  o.gauges.push_back({"rcoord_queue_messages", "ready", as_double(s.ready)});
-  o.gauges.push_back({"rcoord_queue_messages", "delayed", as_double(s.delayed)});
-  o.gauges.push_back({"rcoord_queue_messages", "in_flight", as_double(s.in_flight)});
-  o.gauges.push_back({"rcoord_queue_messages", "dead", as_double(s.dead)});
-}
-
-void show_latch(Object& o, const latch::Status& s) {
-  if (!s.found) {
-    o.state = "gone";
-  } else {
-    o.state = s.count == 0 ? "open (count 0)" : fmt::format("count {}", s.count);
-    o.gauges.push_back({"rcoord_latch_remaining", "", as_double(s.count)});
-  }
-  o.fingerprint = o.state;
-}
 
 void show_limit(Object& o, const std::string& algo, const limit::Raw& raw) {
   auto now = limit::to_decision(raw);
@@ -274,12 +152,33 @@ void probe_count(Probe& p, Args command, std::string_view unit) {
   });
 }
 
-// A type whose state one script call reads: `decode` turns the reply into what `show` shows.
-template <typename Decode, typename Show>
-void probe_script(Probe& p, Call call, Decode decode, Show show) {
-  next_round(p, {std::move(call)}, [decode, show](Probe& q, std::span<const Reply> r) {
-    show(q.object, decode(r[0].get()));
-  });
+// Runs the rounds of a reading (inventory_probe.hpp), then `show`s what it read, or drops an
+// object of which only what rm keeps is left.
+template <typename Status, typename Show>
+void follow(Probe& p, reads::Reading<Status> reading, Show show) {
+  if (reading.commands.empty()) {
+    if (reading.status) {
+      show(p.object, *reading.status);
+    } else {
+      p.dropped = true;
+    }
+    return;
+  }
+  std::vector<Call> calls;
+  for (auto& args : reading.commands) calls.push_back(plain(std::move(args)));
+  next_round(p, std::move(calls),
+             [then = std::move(reading.then), show](Probe& q, std::span<const Reply> r) {
+               follow(q, then(r), show);
+             });
+}
+
+// A type whose state plain reads give against the server's clock: `Read` reads it, `Show`
+// shows it. Both are template arguments, so the closure kept per object is one reference.
+template <auto Read, auto Show>
+void probe_read(Probe& p, const Keys& keys) {
+  p.start = [&keys](Probe& q, std::int64_t now_ms) {
+    follow(q, Read(keys, q.object.name, now_ms), Show);
+  };
 }
 
 // The objects whose writes take --expire: their main key's PTTL is when the object ends.
@@ -292,6 +191,7 @@ bool may_expire(const std::string& type) {
 // that rm removed keeps only its fence, term or ids, so that they never repeat: that is not
 // an object to report), and when an object given --expire ends.
 void with_presence_and_expiry(Probe& p, const Keys& keys) {
+  if (p.start) return;  // its reading checks what is left itself, and none of them expires
   const std::string& type = p.object.type;
   const std::string& name = p.object.name;
   std::vector<Call> extra;
@@ -328,9 +228,9 @@ Probe probe_for(const Keys& keys, std::string type, std::string name) {
   const std::string& t = p.object.type;
   const std::string& n = p.object.name;
   if (t == "lock") {
-    probe_script(p, lock::status_call(keys, n), lock::decode_status, show_lock);
+    probe_read<reads::read_lock, show_lock>(p, keys);
   } else if (t == "sem") {
-    probe_script(p, semaphore::status_call(keys, n), semaphore::decode_status, show_sem);
+    probe_read<reads::read_sem, show_sem>(p, keys);
   } else if (t == "limit") {
     probe_limit(p, keys);
   } else if (t == "bloom") {
@@ -347,9 +247,9 @@ Probe probe_for(const Keys& keys, std::string type, std::string name) {
   } else if (t == "recent") {
     probe_count(p, {"LLEN", keys.object(t, n)}, "item(s)");
   } else if (t == "elect") {
-    probe_script(p, elect::status_call(keys, n), elect::decode_status, show_elect);
+    probe_read<reads::read_elect, show_elect>(p, keys);
   } else if (t == "queue") {
-    probe_script(p, queue::stats_call(keys, n), queue::decode_stats, show_queue);
+    probe_read<reads::read_queue, show_queue>(p, keys);
   } else if (t == "signal") {
     next_round(p, {plain({"ZCARD", keys.object(t, n)})}, [](Probe& q, std::span<const Reply> r) {
       std::int64_t waiters = reply_integer(r[0].get());
@@ -357,7 +257,7 @@ Probe probe_for(const Keys& keys, std::string type, std::string name) {
       q.object.waiting = waiters;
     });
   } else if (t == "latch") {
-    probe_script(p, latch::status_call(keys, n), latch::decode_status, show_latch);
+    probe_read<reads::read_latch, show_latch>(p, keys);
   }
   with_presence_and_expiry(p, keys);
   return p;
@@ -381,7 +281,13 @@ void settle(Connection& node, Probe& p, std::span<const Call> calls,
   }
   try {
     for (std::size_t k = 0; k < replies.size(); ++k) {
-      if (replies[k]->type == REDIS_REPLY_ERROR) throw call_error(replies[k].get(), calls[k]);
+      if (replies[k]->type != REDIS_REPLY_ERROR) continue;
+      // A plain read of a key that holds another type: name the object and the key, as a
+      // status script's refusal does.
+      if (calls[k].script == nullptr && calls[k].args.size() > 1) {
+        check_key_reply(replies[k], calls[k].args.front(), calls[k].args[1]);
+      }
+      throw call_error(replies[k].get(), calls[k]);
     }
     auto decode = std::move(p.decode);
     p.decode = nullptr;
@@ -395,10 +301,25 @@ void settle(Connection& node, Probe& p, std::span<const Call> calls,
   }
 }
 
-// Reads the states of `probes`, all on the node `node` is on: one pipeline per round.
+// Reads the states of `probes`, all on the node `node` is on: one pipeline per round. The
+// server's clock is asked once for the batch, not once per object.
 void read_states(Connection& node, std::vector<Probe>& probes) {
+  if (std::any_of(probes.begin(), probes.end(), [](const Probe& p) { return bool(p.start); })) {
+    std::int64_t now_ms = reads::server_ms(node.command({"TIME"}).get());
+    for (auto& p : probes) {
+      if (!p.start) continue;
+      auto start = std::move(p.start);
+      p.start = nullptr;
+      start(p, now_ms);
+    }
+  }
   for (;;) {
+    // Sized once: each large block allocated makes malloc sweep the many small ones the
+    // last round freed, which showed in profiles of a pass.
+    std::size_t total = 0;
+    for (const auto& p : probes) total += p.calls.size();
     std::vector<Call> calls;
+    calls.reserve(total);
     std::vector<std::size_t> first(probes.size(), 0);
     for (std::size_t i = 0; i < probes.size(); ++i) {
       first[i] = calls.size();
@@ -444,7 +365,7 @@ bool known_type(std::string_view type) {
 // `a:fence`), so each name found is matched against the pattern again, whole.
 void scan_node(Connection& node, const Keys& keys, const Query& query, const std::string& match,
                std::unordered_set<std::string>& seen, std::size_t& found,
-               const std::function<void(const Object&)>& each) {
+               const std::function<void(Object&)>& each) {
   std::vector<Probe> batch;
   auto flush = [&] {
     if (query.states) read_states(node, batch);
@@ -516,7 +437,7 @@ Connection& Nodes::to(const Endpoint& endpoint, Millis timeout) {
 }
 
 Pass survey(Connection& conn, const Keys& keys, const Query& query,
-            const std::function<void(const Object&)>& each, Nodes* nodes) {
+            const std::function<void(Object&)>& each, Nodes* nodes) {
   if (!query.type.empty() && !known_type(query.type)) {
     throw Error(kUsage, fmt::format("unknown --type '{}'", query.type),
                 "use lock, sem, limit, bloom, pf, complete, recent, elect, queue, signal or latch");
@@ -537,7 +458,7 @@ Pass survey(Connection& conn, const Keys& keys, const Query& query,
   // thrown by `each` (its output failed) is not a master's and ends the pass.
   pass.masters = masters->size();
   bool in_each = false;
-  auto reported = [&](const Object& o) {
+  auto reported = [&](Object& o) {
     in_each = true;
     each(o);
     in_each = false;

@@ -300,6 +300,11 @@ std::vector<Reply> with_noscript_retry(
 std::vector<Reply> send_calls(Connection& conn, const std::vector<Call>& calls) {
   return with_noscript_retry(calls, [&conn](const std::vector<const Args*>& commands) {
     std::string out;
+    std::size_t size = 0;  // reserved at once: a pipeline of hundreds would grow it many times
+    for (const auto* c : commands) {
+      for (const auto& arg : *c) size += arg.size() + 16;
+    }
+    out.reserve(size);
     for (const auto* c : commands) append_command(out, *c);
     conn.send_formatted(out);
     std::vector<Reply> replies;
