@@ -21,26 +21,38 @@ EOF
 chmod +x "$TEST_TMP/held.sh"
 
 bound=$(scaled 2000)
-# noticed NAME CHANGE RUN-ARGS...: starts `rcoord RUN-ARGS -- held.sh`, waits until the command
-# runs, makes CHANGE (a shell line), and checks that the command got SIGTERM within the bound
-# and rcoord exited 5 (lost).
-noticed() {
-  local name=$1 change=$2 pid t0 took code=0
-  shift 2
+# start_held NAME RCOORD-ARGS...: starts `rcoord RCOORD-ARGS -- held.sh` (held_pid), its stderr
+# in $TEST_TMP/NAME.err, and waits until the command runs.
+start_held() {
+  local name=$1
+  shift
   export TERM_AT="$TEST_TMP/$name.term"
   rm -f "$TERM_AT" "$TERM_AT.started"
   "$RCOORD" "$@" -- "$TEST_TMP/held.sh" 2>"$TEST_TMP/$name.err" &
-  pid=$!
+  held_pid=$!
   wait_until 10 test -f "$TERM_AT.started" || fail "$name: the command did not start"
-  sleep 0.2 # the watch starts once the command runs
-  t0=$(now_ms)
-  eval "$change" >/dev/null || fail "$name: the change failed: $change"
-  wait "$pid" || code=$?
+}
+# stopped_within NAME T0 BOUND: rcoord (held_pid) exits 5 and its command got SIGTERM at most
+# BOUND ms after T0 (sets took, the ms it took).
+stopped_within() {
+  local name=$1 t0=$2 bound=$3 code=0
+  wait "$held_pid" || code=$?
   [ -f "$TERM_AT" ] || fail "$name: the command got no SIGTERM (exit $code): $(cat "$TEST_TMP/$name.err")"
-  took=$(($(cat "$TERM_AT") - t0))
   [ "$code" = 5 ] || fail "$name: exit $code, want 5: $(cat "$TEST_TMP/$name.err")"
+  took=$(($(cat "$TERM_AT") - t0))
   [ "$took" -le "$bound" ] || fail "$name: SIGTERM $took ms after the change (bound $bound ms)"
   assert_contains "$(cat "$TEST_TMP/$name.err")" "was lost while the command ran"
+}
+# noticed NAME CHANGE RUN-ARGS...: makes CHANGE (a shell line) while `rcoord RUN-ARGS` holds,
+# and checks that the command got SIGTERM within the bound and rcoord exited 5 (lost).
+noticed() {
+  local name=$1 change=$2 t0
+  shift 2
+  start_held "$name" "$@"
+  sleep 0.2 # the watch starts once the command has run 50 ms
+  t0=$(now_ms)
+  eval "$change" >/dev/null || fail "$name: the change failed: $change"
+  stopped_within "$name" "$t0" "$bound"
   pass "$name: SIGTERM ${took} ms after the change, exit 5"
 }
 
@@ -57,23 +69,14 @@ noticed "leader deleted" "cli DEL 'rcoord:{elect:f}'" elect run f --id me --ttl 
 start_redis N1 --appendonly no
 start_redis N2 --appendonly no
 start_redis N3 --appendonly no
-export TERM_AT="$TEST_TMP/redlock.term"
-rm -f "$TERM_AT" "$TERM_AT.started"
-"$RCOORD" -u "$N1_URL" -u "$N2_URL" -u "$N3_URL" lock run rl --ttl 60s -- "$TEST_TMP/held.sh" \
-  2>"$TEST_TMP/redlock.err" &
-pid=$!
-wait_until 10 test -f "$TERM_AT.started" || fail "Redlock: the command did not start"
+start_held redlock -u "$N1_URL" -u "$N2_URL" -u "$N3_URL" lock run rl --ttl 60s
 sleep 0.2
 redis-cli -p "$N1_PORT" DEL 'rcoord:{lock:rl}' >/dev/null
 quiet_period 600
-alive "$pid" || fail "Redlock: one node's lock deleted stopped the command: $(cat "$TEST_TMP/redlock.err")"
+alive "$held_pid" || fail "Redlock: one node's lock deleted stopped the command: $(cat "$TEST_TMP/redlock.err")"
 t0=$(now_ms)
 redis-cli -p "$N2_PORT" DEL 'rcoord:{lock:rl}' >/dev/null
-code=0
-wait "$pid" || code=$?
-[ "$code" = 5 ] || fail "Redlock: exit $code, want 5: $(cat "$TEST_TMP/redlock.err")"
-took=$(($(cat "$TERM_AT") - t0))
-[ "$took" -le "$bound" ] || fail "Redlock: SIGTERM $took ms after the quorum was lost"
+stopped_within redlock "$t0" "$bound"
 pass "Redlock: one node's change leaves it held; a second loses the quorum, SIGTERM ${took} ms after"
 
 # No false loss: waiters enlisting and giving up, readers coming and going beside a reader,
@@ -106,17 +109,9 @@ if [ "${RCOORD_TEST_CLUSTER:-0}" != 1 ]; then
   password=no-tracking-pw
   cli ACL SETUSER no-tracking on ">$password" '~*' '&*' +@all -client >/dev/null
   cli ACL SETUSER no-tracking +client\|setname >/dev/null
-  export TERM_AT="$TEST_TMP/fallback.term"
-  RCOORD_PASSWORD=$password "$RCOORD" --user no-tracking lock run i --ttl 3s -- "$TEST_TMP/held.sh" \
-    2>"$TEST_TMP/fallback.err" &
-  pid=$!
-  wait_until 10 test -f "$TERM_AT.started" || fail "fallback: the command did not start"
+  RCOORD_PASSWORD=$password start_held fallback --user no-tracking lock run i --ttl 3s
   t0=$(now_ms)
   cli DEL 'rcoord:{lock:i}' >/dev/null
-  code=0
-  wait "$pid" || code=$?
-  [ "$code" = 5 ] || fail "fallback: exit $code, want 5: $(cat "$TEST_TMP/fallback.err")"
-  took=$(($(cat "$TERM_AT") - t0))
-  [ "$took" -le "$(scaled 3000)" ] || fail "fallback: SIGTERM only $took ms after the change"
+  stopped_within fallback "$t0" "$(scaled 3000)"
   pass "without CLIENT TRACKING, the renewal notices the loss (${took} ms)"
 fi

@@ -12,6 +12,7 @@
 
 #include "errors.hpp"
 #include "identity.hpp"
+#include "parsed_reply.hpp"
 #include "reply.hpp"
 
 using namespace rcoord;
@@ -21,15 +22,6 @@ using namespace std::string_literals;
 namespace {
 
 constexpr std::int64_t kNow = 1'764'000'010'000;
-
-Reply parse(const std::string& resp) {
-  ReplyParser parser;
-  parser.feed(resp);
-  Reply r;
-  REQUIRE(parser.next(r));
-  REQUIRE(r != nullptr);
-  return r;
-}
 
 // One round: the replies, in RESP, to each of the reading's commands.
 template <typename Status>

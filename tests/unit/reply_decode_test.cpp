@@ -13,6 +13,7 @@
 #include "latch.hpp"
 #include "limit.hpp"
 #include "queue.hpp"
+#include "parsed_reply.hpp"
 #include "reply.hpp"
 #include "semaphore.hpp"
 
@@ -20,15 +21,6 @@ using namespace rcoord;
 using namespace std::string_literals;
 
 namespace {
-
-Reply parse(const std::string& resp) {
-  ReplyParser parser;
-  parser.feed(resp);
-  Reply r;
-  REQUIRE(parser.next(r));
-  REQUIRE(r != nullptr);
-  return r;
-}
 
 template <typename Fn>
 Exit error_of(Fn&& fn) {
