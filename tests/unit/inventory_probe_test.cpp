@@ -40,15 +40,6 @@ const std::string kNil = "$-1\r\n";
 const std::string kEmpty = "*0\r\n";
 std::string integer(std::int64_t n) { return ":" + std::to_string(n) + "\r\n"; }
 
-Exit error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.code();
-  }
-  return kYes;
-}
-
 }  // namespace
 
 TEST_CASE("a taker's record reads back as its identity and how long ago it took") {

@@ -12,27 +12,13 @@
 #include "errors.hpp"
 #include "latch.hpp"
 #include "limit.hpp"
-#include "queue.hpp"
 #include "parsed_reply.hpp"
+#include "queue.hpp"
 #include "reply.hpp"
 #include "semaphore.hpp"
 
 using namespace rcoord;
 using namespace std::string_literals;
-
-namespace {
-
-template <typename Fn>
-Exit error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.code();
-  }
-  return kYes;
-}
-
-}  // namespace
 
 TEST_CASE("a semaphore status reply gives limit, use, waiters and every holder") {
   Reply r = parse(
