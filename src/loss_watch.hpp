@@ -14,6 +14,7 @@
 /// command or the channel, a server that is slow to answer) or stops (its connection drops),
 /// nothing fails: the lease is watched by its renewals alone.
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>

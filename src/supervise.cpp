@@ -134,10 +134,10 @@ class Supervisor {
 
  private:
   // Asks the server to tell of changes to the lease's keys (kWatchAfter the command started),
-  // waiting for it no later than the next renewal.
+  // waiting for it no later than whatever comes next (a renewal, --max-run).
   void watch_for_loss() {
     for (const auto& watched : lease_.watched) {
-      auto deadline = std::min(next_renewal_, Clock::now() + watched.conn->timeout());
+      auto deadline = std::min(next_deadline(), Clock::now() + watched.conn->timeout());
       if (auto watch = LossWatch::start(watched, deadline)) watches_.push_back(std::move(watch));
     }
   }
