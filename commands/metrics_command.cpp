@@ -46,6 +46,15 @@ constexpr Metric kMetrics[] = {
     {"rcoord_latch_remaining", "Count left before the latch opens"},
 };
 
+// The types whose takes are counted (SPEC §6 contention you can see), each exported as three
+// counters and a histogram, `rcoord_<type>_acquired_total` ... `rcoord_<type>_wait_seconds`.
+struct Contended {
+  std::string_view type;
+  std::string_view noun;  ///< in the HELP lines
+};
+constexpr Contended kContended[] = {
+    {"lock", "the lock"}, {"sem", "permits of the semaphore"}, {"elect", "the leadership"}};
+
 // The two metrics of the scrape itself, before the objects' (SPEC §6).
 constexpr Metric kUp = {
     "rcoord_up", "1 when rcoord read the server, 0 when it could not (no other figures then)"};
@@ -53,8 +62,8 @@ constexpr Metric kTimestamp = {"rcoord_scrape_timestamp_seconds",
                                "Unix time at which rcoord read these figures"};
 
 std::size_t metric_index(std::string_view name) {
-  auto it = std::find_if(std::begin(kMetrics), std::end(kMetrics),
-                         [&](const Metric& m) { return m.name == name; });
+  const auto* it = std::find_if(std::begin(kMetrics), std::end(kMetrics),
+                                [&](const Metric& m) { return m.name == name; });
   return static_cast<std::size_t>(it - std::begin(kMetrics));
 }
 
@@ -106,7 +115,7 @@ std::string escape_label(std::string_view value) {
   return out;
 }
 
-Exposition::Exposition() : samples_(std::size(kMetrics)) {}
+Exposition::Exposition() : samples_(std::size(kMetrics)), counted_(std::size(kContended)) {}
 
 bool Exposition::add(const inventory::Object& o) {
   std::string label = utf8_or_hex(o.name);
@@ -116,13 +125,61 @@ bool Exposition::add(const inventory::Object& o) {
     if (i >= samples_.size()) continue;
     samples_[i].push_back({label, g.state, g.value});
   }
+  if (o.contention) {
+    for (std::size_t t = 0; t < std::size(kContended); ++t) {
+      if (kContended[t].type == o.type) counted_[t].push_back({label, *o.contention});
+    }
+  }
   return true;
 }
 
 namespace {
 
-void family_head(std::string& out, const Metric& m) {
-  out += fmt::format("# HELP {} {}\n# TYPE {} gauge\n", m.name, m.help, m.name);
+void family_head(std::string& out, const Metric& m, std::string_view type = "gauge") {
+  out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", m.name, m.help, m.name, type);
+}
+
+// The counters of one contended type, in the order they are printed: name, HELP, and what
+// each counts.
+struct CounterFamily {
+  std::string name;
+  std::string help;
+  std::int64_t inventory::Contention::*count;
+};
+
+std::vector<CounterFamily> counter_families(const Contended& c) {
+  return {
+      {fmt::format("rcoord_{}_acquired_total", c.type), fmt::format("Takes that got {}", c.noun),
+       &inventory::Contention::acquired},
+      {fmt::format("rcoord_{}_busy_total", c.type),
+       fmt::format("Calls that found {} taken at their first try (they waited, or gave up)",
+                   c.noun),
+       &inventory::Contention::busy},
+      {fmt::format("rcoord_{}_lost_total", c.type),
+       fmt::format("Renewals that found their hold of {} gone (taken, broken, expired)", c.noun),
+       &inventory::Contention::lost}};
+}
+
+std::string histogram_name(const Contended& c) {
+  return fmt::format("rcoord_{}_wait_seconds", c.type);
+}
+
+std::string histogram_help(const Contended& c) {
+  return fmt::format("How long the takes that got {} waited for it", c.noun);
+}
+
+// A bucket's upper bound as the `le` label: seconds, shortest form ("0.005", "60", "+Inf").
+std::string bucket_label(std::size_t i) {
+  if (i >= inventory::Contention::kBoundsMs.size()) return "+Inf";
+  return fmt::format("{}", static_cast<double>(inventory::Contention::kBoundsMs[i]) / 1000);
+}
+
+// The cumulative counts of the histogram's buckets, as the format has them.
+std::vector<std::int64_t> cumulative(const inventory::Contention& c) {
+  std::vector<std::int64_t> out;
+  std::int64_t sum = 0;
+  for (auto n : c.waits) out.push_back(sum += n);
+  return out;
 }
 
 // A value as JSON: an integer where it is one (a count, a fence), else a number.
@@ -159,7 +216,55 @@ std::string Exposition::text(const Scrape& scrape) const {
       out += fmt::format("\"}} {}\n", s.value);
     }
   }
+  for (std::size_t t = 0; t < std::size(kContended); ++t) contention_text(out, t);
   return out;
+}
+
+void Exposition::contention_text(std::string& out, std::size_t t) const {
+  const Contended& c = kContended[t];
+  for (const auto& f : counter_families(c)) {
+    out += fmt::format("# HELP {} {}\n# TYPE {} counter\n", f.name, f.help, f.name);
+    for (const auto& s : counted_[t]) {
+      out += fmt::format("{}{{name=\"{}\"}} {}\n", f.name, escape_label(s.name),
+                         s.contention.*f.count);
+    }
+  }
+  std::string name = histogram_name(c);
+  out += fmt::format("# HELP {} {}\n# TYPE {} histogram\n", name, histogram_help(c), name);
+  for (const auto& s : counted_[t]) {
+    std::string label = escape_label(s.name);
+    auto counts = cumulative(s.contention);
+    for (std::size_t i = 0; i < counts.size(); ++i) {
+      out += fmt::format("{}_bucket{{name=\"{}\",le=\"{}\"}} {}\n", name, label, bucket_label(i),
+                         counts[i]);
+    }
+    out += fmt::format("{}_sum{{name=\"{}\"}} {}\n", name, label,
+                       static_cast<double>(s.contention.wait_ms) / 1000);
+    out += fmt::format("{}_count{{name=\"{}\"}} {}\n", name, label, counts.back());
+  }
+}
+
+void Exposition::contention_json(nlohmann::ordered_json& metrics, std::size_t t) const {
+  const Contended& c = kContended[t];
+  for (const auto& f : counter_families(c)) {
+    auto samples = nlohmann::ordered_json::array();
+    for (const auto& s : counted_[t]) {
+      samples.push_back({{"labels", {{"name", s.name}}}, {"value", s.contention.*f.count}});
+    }
+    metrics[f.name] = {{"type", "counter"}, {"help", f.help}, {"samples", std::move(samples)}};
+  }
+  auto samples = nlohmann::ordered_json::array();
+  for (const auto& s : counted_[t]) {
+    auto counts = cumulative(s.contention);
+    nlohmann::ordered_json buckets = nlohmann::ordered_json::object();
+    for (std::size_t i = 0; i < counts.size(); ++i) buckets[bucket_label(i)] = counts[i];
+    samples.push_back({{"labels", {{"name", s.name}}},
+                       {"buckets", std::move(buckets)},
+                       {"sum", json_value(static_cast<double>(s.contention.wait_ms) / 1000)},
+                       {"count", counts.back()}});
+  }
+  metrics[histogram_name(c)] = {
+      {"type", "histogram"}, {"help", histogram_help(c)}, {"samples", std::move(samples)}};
 }
 
 nlohmann::ordered_json Exposition::json(const Scrape& scrape) const {
@@ -181,6 +286,7 @@ nlohmann::ordered_json Exposition::json(const Scrape& scrape) const {
       }
       metrics[kMetrics[i].name] = json_family(kMetrics[i], std::move(samples));
     }
+    for (std::size_t t = 0; t < std::size(kContended); ++t) contention_json(metrics, t);
   }
   return {{"up", scrape.up ? 1 : 0}, {"scraped_at", rfc3339(ms)}, {"metrics", std::move(metrics)}};
 }
@@ -202,7 +308,7 @@ std::optional<inventory::Pass> read_objects(Context& ctx, const MetricsArgs& arg
                                             Exposition& exposition, Scrape& scrape,
                                             std::exception_ptr& failure) {
   try {
-    return inventory::survey(ctx.conn(), ctx.keys(), {args.pattern, args.type, true},
+    return inventory::survey(ctx.conn(), ctx.keys(), {args.pattern, args.type, true, true},
                              [&](const inventory::Object& o) {
                                if (!exposition.add(o)) {
                                  Printer::warn(
@@ -263,9 +369,12 @@ void add_metrics(CLI::App& app, Context& ctx) {
       "one gauge per figure, labelled name=\"OBJECT\" (escaped as the format asks): lock held,\n"
       "held_seconds, fence and waiting; sem permits_in_use, limit and waiting; queue messages\n"
       "by state; limit remaining; elect has_leader and term; bloom items and fill_ratio; pf\n"
-      "estimate; latch remaining. -o json prints the same as one JSON object (up, scraped_at,\n"
-      "metrics by name with their samples' labels and values); with --textfile FILE it is\n"
-      "exit 2. A server that cannot be read gives rcoord_up 0 and the timestamp alone, printed\n"
+      "estimate; latch remaining. Then the take counters of each lock, sem and elect\n"
+      "(rcoord_lock_acquired_total, _busy_total, _lost_total) and its wait histogram\n"
+      "(rcoord_lock_wait_seconds, 0.005 to 60 s). -o json prints the same as one JSON object\n"
+      "(up, scraped_at, metrics by name with their samples' labels and values); with\n"
+      "--textfile FILE it is exit 2. A server that cannot be read gives rcoord_up 0 and the "
+      "timestamp alone, printed\n"
       "or written to FILE (so a collector does not serve old figures), then exit 3 (4 when\n"
       "the server refused). With a cluster master unreachable, the rest is printed (or\n"
       "written) and rcoord exits 3 naming it. A FILE that exists and is not a regular file (a\n"

@@ -28,7 +28,8 @@ struct Scrape {
 /// The Prometheus exposition of objects, built as they come (add()), then whole (text() or
 /// json()): rcoord_up and rcoord_scrape_timestamp_seconds first, then every metric of SPEC
 /// §5 (named as §6 says) with its HELP and TYPE lines, and its samples together, each
-/// labelled `name` (and `state` for a queue's messages). A scrape that is not up carries
+/// labelled `name` (and `state` for a queue's messages), then the take counters and wait
+/// histograms of locks, semaphores and elections (SPEC §6). A scrape that is not up carries
 /// its own two metrics only.
 class Exposition {
  public:
@@ -49,8 +50,16 @@ class Exposition {
     std::string_view state;
     double value = 0;
   };
-  std::vector<std::vector<Sample>> samples_;  ///< per metric, in the order of the catalogue
-  std::unordered_set<std::string> labels_;    ///< type, NUL, label value of each object added
+  void contention_text(std::string& out, std::size_t type) const;
+  void contention_json(nlohmann::ordered_json& metrics, std::size_t type) const;
+
+  struct Counted {
+    std::string name;  ///< as Sample::name
+    inventory::Contention contention;
+  };
+  std::vector<std::vector<Sample>> samples_;   ///< per metric, in the order of the catalogue
+  std::vector<std::vector<Counted>> counted_;  ///< per type of kContended
+  std::unordered_set<std::string> labels_;     ///< type, NUL, label value of each object added
 };
 
 }  // namespace rcoord::cmd

@@ -82,15 +82,17 @@ Campaign campaign(Connection& conn, const Keys& keys, std::string_view name,
   result.id = opts.id;
   // The wake list goes to the script too, which refuses it when it holds another type.
   std::string wake_key = keys.aux(kType, name, "wake");
-  Args script_keys{keys.object(kType, name), keys.aux(kType, name, "term"), wake_key,
-                   keys.history(kType, name), keys.aux(kType, name, "taken")};
+  Args script_keys{
+      keys.object(kType, name),  keys.aux(kType, name, "term"),  wake_key,
+      keys.history(kType, name), keys.aux(kType, name, "taken"), keys.aux(kType, name, "stats")};
   Args args{opts.id,
             std::to_string(opts.ttl.count()),
             channel(keys, name),
             opts.exclusive ? "1" : "0",
             opts.token.empty() ? random_token() : opts.token,
             opts.who,
-            std::to_string(keys.history_cap())};
+            std::to_string(keys.history_cap()),
+            std::string()};  // the first losing answer's server time: none yet
   result.who = opts.who;
 
   Take take{lua::kElectCampaign, script_keys, args,
@@ -108,6 +110,10 @@ Campaign campaign(Connection& conn, const Keys& keys, std::string_view name,
   for (;;) {
     result.waited_ms = since(start).count();
     decode_campaign(r.get(), result);
+    if (!result.leader && args.back().empty()) {
+      // The next tries count their wait from the first answer, on the server's clock.
+      args.back() = std::to_string(element_integer(r.get(), 4, kScripts));
+    }
     if (result.leader || !opts.wait) return result;
     Millis left = opts.wait == Millis::max() ? Millis::max() : *opts.wait - since(start);
     if (left.count() <= 0) return result;
@@ -123,7 +129,7 @@ Campaign campaign(Connection& conn, const Keys& keys, std::string_view name,
 bool renew(Connection& conn, const Keys& keys, std::string_view name, std::string_view id,
            std::int64_t term, Millis ttl) {
   check_name("election", name);
-  Reply r = eval(conn, lua::kElectRenew, {keys.object(kType, name)},
+  Reply r = eval(conn, lua::kElectRenew, {keys.object(kType, name), keys.aux(kType, name, "stats")},
                  {std::string(id), std::to_string(term), std::to_string(ttl.count())});
   return reply_integer(r.get()) == 1;
 }

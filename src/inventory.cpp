@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <charconv>
 #include <optional>
 #include <span>
 #include <unordered_set>
@@ -221,7 +222,54 @@ void with_presence_and_expiry(Probe& p, const Keys& keys) {
              });
 }
 
-Probe probe_for(const Keys& keys, std::string type, std::string name) {
+// The counters' hash (HGETALL) as what it counts (fields it does not know are left out), or
+// nullopt when there is none (no take counted yet, or an older rcoord's object).
+std::optional<Contention> contention_of(const redisReply* r) {
+  if (r->type != REDIS_REPLY_ARRAY) throw Error(kServer, "unexpected reply to HGETALL");
+  if (r->elements == 0) return std::nullopt;
+  Contention c;
+  for (std::size_t i = 0; i + 1 < r->elements; i += 2) {
+    std::string field = reply_string(r->element[i]);
+    std::int64_t n = 0;
+    std::string value = reply_string(r->element[i + 1]);
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+    if (ec != std::errc() || end != value.data() + value.size()) continue;
+    if (field == "acquired") {
+      c.acquired = n;
+    } else if (field == "busy") {
+      c.busy = n;
+    } else if (field == "lost") {
+      c.lost = n;
+    } else if (field == "wait_ms") {
+      c.wait_ms = n;
+    } else if (field == "le:inf") {
+      c.waits.back() = n;
+    } else if (field.starts_with("le:")) {
+      for (std::size_t b = 0; b < Contention::kBoundsMs.size(); ++b) {
+        if (field == "le:" + std::to_string(Contention::kBoundsMs[b])) c.waits[b] = n;
+      }
+    }
+  }
+  return c;
+}
+
+// The take counters of a lock, semaphore or election, read in the first round of its state
+// (the same pipeline): `metrics` exports them.
+void with_contention(Probe& p, const Keys& keys) {
+  p.start = [&keys, start = std::move(p.start)](Probe& q, std::int64_t now_ms) {
+    start(q, now_ms);
+    if (q.calls.empty()) return;
+    std::vector<Call> calls{plain({"HGETALL", keys.aux(q.object.type, q.object.name, "stats")})};
+    for (auto& c : q.calls) calls.push_back(std::move(c));
+    next_round(q, std::move(calls),
+               [decode = std::move(q.decode)](Probe& q2, std::span<const Reply> r) {
+                 q2.object.contention = contention_of(r[0].get());
+                 decode(q2, r.subspan(1));
+               });
+  };
+}
+
+Probe probe_for(const Keys& keys, std::string type, std::string name, bool contention) {
   Probe p;
   p.object.type = std::move(type);
   p.object.name = std::move(name);
@@ -259,6 +307,7 @@ Probe probe_for(const Keys& keys, std::string type, std::string name) {
   } else if (t == "latch") {
     probe_read<reads::read_latch, show_latch>(p, keys);
   }
+  if (contention && (t == "lock" || t == "sem" || t == "elect")) with_contention(p, keys);
   with_presence_and_expiry(p, keys);
   return p;
 }
@@ -298,6 +347,7 @@ void settle(Connection& node, Probe& p, std::span<const Call> calls,
     p.object.state = fmt::format("unreadable: {}", e.what());
     p.object.fingerprint = p.object.state;
     p.object.gauges.clear();
+    p.object.contention.reset();
   }
 }
 
@@ -370,7 +420,9 @@ void scan_node(Connection& node, const Keys& keys, const Query& query, const std
   auto flush = [&] {
     if (query.states) read_states(node, batch);
     for (auto& p : batch) {
-      if (p.dropped) continue;
+      // Nothing is left but what rm keeps, and the take counters when they were read: those
+      // are reported alone (a lock free between its jobs still has its counts).
+      if (p.dropped && !p.object.contention) continue;
       if (p.object.expires_in_ms >= 0) {
         p.object.state +=
             fmt::format(", expires in {}", format_elapsed(Millis(p.object.expires_in_ms)));
@@ -397,14 +449,16 @@ void scan_node(Connection& node, const Keys& keys, const Query& query, const std
       // A fence, term or id counter alone is what rm leaves of an object, and a history what
       // an object leaves once it ends: only another of its keys makes it one (with states,
       // the probe checks that again, as of its own read).
-      if (removal::leaves_no_object(type, suffix)) continue;
+      // An object's take counters outlive its state: `metrics` exports them meanwhile.
+      bool counted = query.contention && suffix == "stats";
+      if (removal::leaves_no_object(type, suffix) && !counted) continue;
       if (!query.pattern.empty() && !glob_match(query.pattern, name)) continue;
       std::string seen_key = type;
       seen_key += '\0';
       seen_key += name;
       if (!seen.insert(std::move(seen_key)).second) continue;
       if (query.states) {
-        batch.push_back(probe_for(keys, std::move(type), std::move(name)));
+        batch.push_back(probe_for(keys, std::move(type), std::move(name), query.contention));
       } else {
         batch.emplace_back();
         batch.back().object.type = std::move(type);

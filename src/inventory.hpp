@@ -25,6 +25,8 @@ struct Query {
   std::string pattern = "*";  ///< glob of object names
   std::string type;           ///< "" any
   bool states = true;         ///< false: names only, no state read (`ls --names`)
+  /// With states: the take counters of locks, semaphores and elections too (`metrics`).
+  bool contention = false;
 };
 
 /// What one pass reached.

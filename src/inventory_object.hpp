@@ -2,7 +2,9 @@
 /// An object rcoord keeps and its state as a listing pass read it (inventory.hpp walks the
 /// keyspace for them; inventory_probe.hpp reads and shows the states of most types).
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +17,21 @@ struct Gauge {
   std::string_view metric;
   std::string_view state;
   double value = 0;
+};
+
+/// The take counters of a lock, semaphore or election (SPEC §6 contention you can see), as its
+/// take and renewal scripts keep them (src/lua/lib/contention.lua).
+struct Contention {
+  /// The upper bounds of the wait histogram's buckets, in ms; the last bucket is above them.
+  static constexpr std::array<std::int64_t, 13> kBoundsMs = {
+      5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000};
+  std::int64_t acquired = 0;  ///< takes that got it
+  std::int64_t busy = 0;      ///< calls that found it taken at their first try
+  std::int64_t lost = 0;      ///< renewals that found the lease gone
+  std::int64_t wait_ms = 0;   ///< the waits of all takes, summed
+  /// Takes per bucket of their wait (not cumulative): [i] waited at most kBoundsMs[i] (and
+  /// more than the bound before), the last one more than 60 s.
+  std::array<std::int64_t, kBoundsMs.size() + 1> waits{};
 };
 
 /// An object and its state as one pass read it.
@@ -35,6 +52,8 @@ struct Object {
   /// Until an object given --expire ends (bloom, pf, complete, recent); -1: it does not.
   std::int64_t expires_in_ms = -1;
   std::vector<Gauge> gauges;  ///< what `rcoord metrics` exports about it
+  /// A lock's, semaphore's or election's take counters, when the pass read them (metrics).
+  std::optional<Contention> contention;
 };
 
 }  // namespace rcoord::inventory

@@ -32,16 +32,19 @@ using waiting::since;
 using Clock = std::chrono::steady_clock;
 constexpr std::string_view kType = "lock";
 
+// Where lock_acquire's ARGV has the server time of the first busy answer (its ARGV[9]).
+constexpr std::size_t kBusySinceArg = 8;
+
 // How long a waiting writer stays among the waiting without trying again (kWaiterHeartbeat).
 constexpr Millis kWaiterLife = 3 * kWaiterHeartbeat;
 
 Args lock_keys(const Keys& keys, std::string_view name) {
-  return {keys.object(kType, name),         keys.aux(kType, name, "fence"),
-          keys.aux(kType, name, "wake"),    keys.aux(kType, name, "readers"),
-          keys.aux(kType, name, "writers"), keys.aux(kType, name, "rwait"),
-          keys.aux(kType, name, "rfence"),  keys.aux(kType, name, "rwho"),
-          keys.history(kType, name),        keys.aux(kType, name, "taken"),
-          keys.aux(kType, name, "watchers")};
+  return {keys.object(kType, name),          keys.aux(kType, name, "fence"),
+          keys.aux(kType, name, "wake"),     keys.aux(kType, name, "readers"),
+          keys.aux(kType, name, "writers"),  keys.aux(kType, name, "rwait"),
+          keys.aux(kType, name, "rfence"),   keys.aux(kType, name, "rwho"),
+          keys.history(kType, name),         keys.aux(kType, name, "taken"),
+          keys.aux(kType, name, "watchers"), keys.aux(kType, name, "stats")};
 }
 
 std::string reader_wake_prefix(const Keys& keys, std::string_view name) {
@@ -78,7 +81,9 @@ Acquired acquire(Connection& conn, const Keys& keys, std::string_view name,
             opts.who,
             std::to_string(keys.history_cap()),
             opts.wait || !opts.busy_is_final ? "0" : "1"};
-  if (opts.fence_floor > 0) args.push_back(std::to_string(opts.fence_floor));
+  args.push_back(opts.fence_floor > 0 ? std::to_string(opts.fence_floor) : std::string());
+  args.push_back(opts.busy_since > 0 ? std::to_string(opts.busy_since) : std::string());
+  result.busy_since = opts.busy_since;
   result.who = opts.who;
 
   Take take{script, k, args, [&] { release(conn, keys, name, token); },
@@ -97,6 +102,11 @@ Acquired acquire(Connection& conn, const Keys& keys, std::string_view name,
       return result;
     }
     result.ttl_ms = element_integer(r.get(), 2, kScripts);
+    if (result.busy_since == 0) {
+      // The next tries count their wait from the first busy answer, on the server's clock.
+      result.busy_since = element_integer(r.get(), 3, kScripts);
+      args[kBusySinceArg] = std::to_string(result.busy_since);
+    }
     if (!opts.wait) return result;
     Millis left = opts.wait == Millis::max() ? Millis::max() : *opts.wait - since(start);
     if (left.count() <= 0) {

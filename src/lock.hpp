@@ -44,6 +44,10 @@ struct AcquireOptions {
   /// The least fence a new take hands out (µs, 0: none): a Redlock proposes the same number
   /// to every node, so that their fences agree (src/lua/lib/fence.lua). Writers only.
   std::int64_t fence_floor = 0;
+  /// The server time of the busy answer to the caller's first try (0: this call makes it):
+  /// the take counts its wait from there (src/lua/lib/contention.lua). A Redlock's rounds
+  /// pass each node's own.
+  std::int64_t busy_since = 0;
 };
 
 /// A waiter tries again at least this often: to retry if a wake-up was lost (a holder
@@ -71,6 +75,8 @@ struct Acquired {
   std::int64_t ttl_ms = 0;  ///< our TTL when acquired; the holder's remaining TTL when busy
   std::int64_t fence = 0;
   std::int64_t waited_ms = 0;
+  /// The server time of the first busy answer this call got (0: none; not printed).
+  std::int64_t busy_since = 0;
   /// Acquired by a token that already held it: the call only renewed its lease (not printed).
   bool refreshed = false;
   /// When the request that took it was sent (not printed): its lease counts from there.

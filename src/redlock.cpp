@@ -165,15 +165,22 @@ struct Redlock::Attempt {
 };
 
 Redlock::Attempt Redlock::try_once(std::string_view name, const std::string& token, Millis ttl,
-                                   const std::string& who, bool last) {
+                                   const std::string& who, bool last,
+                                   std::vector<std::int64_t>& busy_since) {
   Attempt a;
   auto start = Clock::now();
   a.started = start;
   lock::AcquireOptions once{ttl, std::nullopt, token, false, who, last};
   once.enlist = !last;  // a waiter: the nodes' give-backs may name it to go first
   once.fence_floor = proposed_fence();
-  auto grants = on_all(
-      conns_, [&](std::size_t, Connection& c) { return lock::acquire(c, keys_, name, once); });
+  auto grants = on_all(conns_, [&](std::size_t i, Connection& c) {
+    lock::AcquireOptions on_node = once;
+    on_node.busy_since = busy_since[i];
+    return lock::acquire(c, keys_, name, on_node);
+  });
+  for (std::size_t i = 0; i < grants.size(); ++i) {
+    if (grants[i].answered()) busy_since[i] = grants[i].value->busy_since;
+  }
   std::int64_t top_fence = 0;
   bool fences_differ = false;
   for (const auto& g : grants) {
@@ -256,10 +263,12 @@ Acquired Redlock::acquire(std::string_view name, const lock::AcquireOptions& opt
   std::string token = opts.token.empty() ? random_token() : opts.token;
   auto start = Clock::now();
   std::optional<Listeners> listeners;
+  // Each node's first busy answer, from which its counters reckon the wait.
+  std::vector<std::int64_t> busy_since(conns_.size(), 0);
   for (int attempt = 0;; ++attempt) {
     if (listeners) listeners->forget();
     // Only a try without --wait is the last: a wait that runs out records its `busy` below.
-    Attempt a = try_once(name, token, opts.ttl, opts.who, !opts.wait);
+    Attempt a = try_once(name, token, opts.ttl, opts.who, !opts.wait, busy_since);
     result.lock.waited_ms = since(start).count();
     result.votes.acquired_on = a.granted;
     if (a.failure) rethrow(*a.failure);

@@ -144,9 +144,10 @@ class Redlock {
   /// give-back, or the holder's lease runs out, at most `left`. False on a managed signal.
   bool wait_for_turn(Listeners& listeners, int attempt, Millis holder_left, Millis left) const;
   /// One round over all nodes; `last`: a busy answer ends the call (the nodes record it),
-  /// else the caller waits, among each busy node's waiting writers.
+  /// else the caller waits, among each busy node's waiting writers. `busy_since` has each
+  /// node's first busy answer of the call (lock::AcquireOptions::busy_since), kept up to date.
   Attempt try_once(std::string_view name, const std::string& token, Millis ttl,
-                   const std::string& who, bool last);
+                   const std::string& who, bool last, std::vector<std::int64_t>& busy_since);
   /// Gives `name` back on the nodes flagged in `nodes` (none flagged: no round trip).
   void release_where(std::string_view name, const std::string& token,
                      const std::vector<bool>& nodes);

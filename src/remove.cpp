@@ -36,7 +36,8 @@ const std::vector<Suffix>* layout(std::string_view type) {
                                             {"history", "stream", false, true},
                                             {"history:cap", "string", false, true},
                                             {"taken", "string", false, true},
-                                            {"watchers", "zset"}};
+                                            {"watchers", "zset"},
+                                            {"stats", "hash", false, true}};
   static const std::vector<Suffix> kSem = {{"", "zset"},
                                            {"permits", "hash"},
                                            {"queue", "zset"},
@@ -47,13 +48,15 @@ const std::vector<Suffix>* layout(std::string_view type) {
                                            {"who", "hash"},
                                            {"history", "stream", false, true},
                                            {"history:cap", "string", false, true},
-                                           {"watchers", "zset"}};
+                                           {"watchers", "zset"},
+                                           {"stats", "hash", false, true}};
   static const std::vector<Suffix> kElect = {{"", "hash"},
                                              {"term", "string", true},
                                              {"wake", "list"},
                                              {"history", "stream", false, true},
                                              {"history:cap", "string", false, true},
-                                             {"taken", "string", false, true}};
+                                             {"taken", "string", false, true},
+                                             {"stats", "hash", false, true}};
   static const std::vector<Suffix> kQueue = {{"", "hash"},
                                              {"ready", "list"},
                                              {"delayed", "zset"},

@@ -34,7 +34,8 @@ Args sem_keys(const Keys& keys, std::string_view name) {
           keys.aux(kType, name, "queue"), keys.aux(kType, name, "alive"),
           keys.aux(kType, name, "wants"), keys.aux(kType, name, "seq"),
           keys.aux(kType, name, "meta"),  keys.aux(kType, name, "who"),
-          keys.history(kType, name),      keys.aux(kType, name, "watchers")};
+          keys.history(kType, name),      keys.aux(kType, name, "watchers"),
+          keys.aux(kType, name, "stats")};
 }
 
 std::string wake_prefix(const Keys& keys, std::string_view name) {
@@ -70,7 +71,8 @@ Taken take(Connection& conn, const Keys& keys, std::string_view name, const Take
             wake,
             opts.who,
             std::to_string(keys.history_cap()),
-            opts.wait ? "0" : "1"};  // without --wait a busy answer is the last: recorded
+            opts.wait ? "0" : "1",  // without --wait a busy answer is the last: recorded
+            std::string()};         // the first busy answer's server time: none yet
   result.who = opts.who;
 
   Take take{lua::kSemTake, k, args, [&] { release(conn, keys, name, token); },
@@ -85,6 +87,10 @@ Taken take(Connection& conn, const Keys& keys, std::string_view name, const Take
       result.token = token;
       result.ttl_ms = opts.ttl.count();
       return result;
+    }
+    if (args.back().empty()) {
+      // The next tries count their wait from the first busy answer, on the server's clock.
+      args.back() = std::to_string(element_integer(r.get(), 5, kScripts));
     }
     if (!opts.wait) return result;
     Millis left = opts.wait == Millis::max() ? Millis::max() : *opts.wait - since(start);

@@ -3,16 +3,20 @@
 -- (holder token -> K), KEYS[3] queue zset (ticket token -> arrival number), KEYS[4] alive zset
 -- (ticket -> heartbeat deadline), KEYS[5] wants hash (ticket -> K), KEYS[6] arrival counter,
 -- KEYS[7] meta hash {limit}, KEYS[8] who hash (holder token -> who .. '\31' .. acquired_at),
--- KEYS[9] history stream; all under one {hash tag}. Wake lists are <ARGV[7]><token>.
+-- KEYS[9] history stream, KEYS[10] the watchers of `sem wait`, KEYS[11] the take counters
+-- (lib/contention.lua); all under one {hash tag}. Wake lists are <ARGV[7]><token>.
 -- ARGV[1] token, ARGV[2] limit, ARGV[3] K, ARGV[4] ttl_ms, ARGV[5] 1 to queue when busy,
 -- ARGV[6] ticket heartbeat ms, ARGV[7] wake-list key prefix (same {hash tag}), ARGV[8] who
 -- takes it (src/identity.hpp's pack()), ARGV[9] events the history keeps (0: none recorded),
--- ARGV[10] 1 when a busy answer is the call's last (recorded as `busy`)
+-- ARGV[10] 1 when a busy answer is the call's last (recorded as `busy`), ARGV[11] the server time
+-- of the busy answer to the caller's first try (absent or empty: this is the first)
 -- returns {1, holders, in_use, 0, permits held} admitted
---       | {0, holders, in_use, tickets ahead, 0} not admitted
+--       | {0, holders, in_use, tickets ahead, 0, now} not admitted (now: the server time, which
+--         the caller's next tries pass as ARGV[11])
 -- A ticket is admitted only when it and every ticket ahead of it fit together: arrival order
 -- is kept, and a large request is not passed forever by small ones.
 -- @lib clock
+-- @lib contention
 -- @lib holder
 -- @lib history
 -- @lib sem
@@ -21,8 +25,10 @@ local holders, permits, queue, alive, wants, counter, meta =
 local token, limit, want, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local may_queue, heartbeat, wake_prefix = ARGV[5] == '1', tonumber(ARGV[6]), ARGV[7]
 local who, cap, last_try = ARGV[8] or '', tonumber(ARGV[9] or '0'), ARGV[10] == '1'
+local since = tonumber(ARGV[11] or '')
 
-check_types({'zset', 'hash', 'zset', 'zset', 'hash', 'string', 'hash', 'hash', 'stream'}, 'semaphore')
+check_types({'zset', 'hash', 'zset', 'zset', 'hash', 'string', 'hash', 'hash', 'stream', 'zset', 'hash'},
+            'semaphore')
 local now = server_ms()
 sem_drop_expired(now, cap)
 
@@ -68,6 +74,7 @@ if used + ahead + want <= limit then
   redis.call('HSET', permits, token, want)
   redis.call('HSET', KEYS[8], token, holder_record(who, now))
   history_add(KEYS[9], cap, 'taken', who, 'token', token, 'permits', want)
+  contention_acquired(KEYS[11], since, now)
   redis.call('ZREM', queue, token)
   redis.call('ZREM', alive, token)
   redis.call('HDEL', wants, token)
@@ -90,4 +97,5 @@ if may_queue then
   keep_alive()
 end
 if last_try then history_add(KEYS[9], cap, 'busy', who, 'token', token, 'permits', want, 'in_use', used) end
-return {0, redis.call('ZCARD', holders), used, ahead_tickets, 0}
+contention_busy(KEYS[11], since)
+return {0, redis.call('ZCARD', holders), used, ahead_tickets, 0, now}

@@ -24,6 +24,7 @@ export RCOORD_URL=$R_URL
 "$RCOORD" queue push jobs one two >/dev/null
 "$RCOORD" latch init shards --count 2 >/dev/null
 "$RCOORD" lock acquire 'say "hi"' --ttl 5m >/dev/null
+expect 1 "$RCOORD" lock acquire held-lock # counted as busy
 expect 0 "$RCOORD" ls --names
 for name in held-lock shared-lock slots api seen visitors words leader jobs shards; do
   grep -qx -- "$name" <<<"$OUT" || fail "no $name among the objects: $OUT"
@@ -33,7 +34,8 @@ done
 expect 0 "$RCOORD" metrics
 printf '%s\n' "$OUT" >"$TEST_TMP/all.prom"
 for family in $(sed -n 's/^# TYPE \([^ ]*\) .*/\1/p' "$TEST_TMP/all.prom"); do
-  grep -q "^${family}[{ ]" "$TEST_TMP/all.prom" || fail "no sample of $family for promtool to check"
+  grep -Eq "^${family}(_bucket|_sum|_count)?[{ ]" "$TEST_TMP/all.prom" ||
+    fail "no sample of $family for promtool to check"
 done
 rc promtool check metrics <"$TEST_TMP/all.prom"
 [ "$RC" = 0 ] || fail "promtool check metrics: exit $RC: $OUT $ERR"
@@ -42,22 +44,39 @@ assert_eq "$OUT$ERR" "" "promtool's findings"
 sed 's/rcoord_pf_estimate/rcoord_pf_count/' "$TEST_TMP/all.prom" >"$TEST_TMP/old.prom"
 rc promtool check metrics <"$TEST_TMP/old.prom"
 [ "$RC" != 0 ] || fail "promtool accepted rcoord_pf_count: it would not see a bad name either"
-pass "promtool check metrics is clean on every metric (and refuses the old _count names)"
+# The example alerts of docs/operations.md are rules promtool accepts.
+sed -n '/^Example alerts:/,/^```$/p' "${RCOORD_SOURCE_DIR:?}/docs/operations.md" |
+  sed '1,/^```yaml$/d; /^```$/d' >"$TEST_TMP/alerts.yml"
+grep -q 'rcoord_lock_wait_seconds_bucket' "$TEST_TMP/alerts.yml" ||
+  fail "no alert on waits among the docs' examples: $(cat "$TEST_TMP/alerts.yml")"
+rc promtool check rules "$TEST_TMP/alerts.yml"
+[ "$RC" = 0 ] || fail "promtool check rules on the docs' example alerts: $OUT $ERR"
+pass "promtool check metrics is clean on every metric (and refuses the old _count names); the docs' alerts are valid rules"
 
 # -o json and --json: one object with the same families and values as the text.
 cat >"$TEST_TMP/same.py" <<'PY'
 import json, sys
 from prometheus_client.parser import text_string_to_metric_families
+# Samples by their own names (a counter's with _total, a histogram's _bucket, _sum, _count).
 text = {}
 for family in text_string_to_metric_families(open(sys.argv[1], encoding="utf-8").read()):
-    text[family.name] = {tuple(sorted(s.labels.items())): s.value for s in family.samples}
+    for s in family.samples:
+        text.setdefault(s.name, {})[tuple(sorted(s.labels.items()))] = s.value
 doc = json.loads(open(sys.argv[2], encoding="utf-8").read())
 assert doc["up"] == 1, doc["up"]
 assert doc["scraped_at"].endswith("Z"), doc["scraped_at"]
-got = {name: {tuple(sorted(s["labels"].items())): s["value"] for s in f["samples"]}
-       for name, f in doc["metrics"].items()}
+got = {}
 for name, f in doc["metrics"].items():
-    assert f["type"] == "gauge" and f["help"], (name, f)
+    assert f["type"] in ("gauge", "counter", "histogram") and f["help"], (name, f)
+    for s in f["samples"]:
+        labels = tuple(sorted(s["labels"].items()))
+        if f["type"] != "histogram":
+            got.setdefault(name, {})[labels] = s["value"]
+            continue
+        for le, n in s["buckets"].items():
+            got.setdefault(name + "_bucket", {})[tuple(sorted(labels + (("le", le),)))] = n
+        got.setdefault(name + "_sum", {})[labels] = s["sum"]
+        got.setdefault(name + "_count", {})[labels] = s["count"]
 assert set(got) == set(text), (set(got) ^ set(text))
 for name in text:
     if name == "rcoord_scrape_timestamp_seconds" or name == "rcoord_lock_held_seconds":

@@ -12,13 +12,16 @@ export RCOORD_URL=$R_URL
 
 # parse FILE: the samples, one per line: `metric<TAB>name<TAB>state<TAB>value`, with the name
 # label as JSON (so that any byte shows); fails on anything the parser refuses, on a family
-# without HELP, or of another type than gauge.
+# without HELP, or of another type than gauge (the take counters: counter and histogram).
 cat >"$TEST_TMP/parse.py" <<'PY'
 import json, sys
 from prometheus_client.parser import text_string_to_metric_families
 text = open(sys.argv[1], encoding="utf-8").read()
 for family in text_string_to_metric_families(text):
-    assert family.type == "gauge", family
+    # the parser names a counter's family without its _total
+    kind = ("histogram" if family.name.endswith("_wait_seconds") else
+            "counter" if family.name.endswith(("_acquired", "_busy", "_lost")) else "gauge")
+    assert family.type == kind, family
     assert family.documentation, family
     print("family\t%s" % family.name)
     for s in family.samples:
@@ -156,7 +159,7 @@ reads = bad = 0
 while not os.path.exists(stop):
     text = open(path, encoding="utf-8").read()
     reads += 1
-    if not text.endswith('rcoord_latch_remaining{name="shards"} 1\n'):
+    if not text.endswith('rcoord_elect_wait_seconds_count{name="leader"} 1\n'):
         bad += 1
         print("a partial read: %r" % text[-80:], file=sys.stderr)
 print(reads, bad)

@@ -4,7 +4,8 @@
 -- fences hash, KEYS[8] readers' identities hash (token -> who .. '\31' .. acquired_at; and
 -- lock_kept_mark(token) -> ended_at .. '\31' .. exit_code for a share kept by --min-hold), KEYS[9]
 -- history stream, KEYS[10] the writer's open take (both lib/history.lua's, which the
--- scripts splice in before this one).
+-- scripts splice in before this one), KEYS[11] the watchers of `lock wait`, KEYS[12] the take
+-- counters (lib/contention.lua).
 
 -- The field beside reader `token`'s identity in KEYS[8] that says its share was kept by
 -- --min-hold after its `released` was recorded (lock_release), so that its lapse is not
@@ -27,7 +28,7 @@ local function lock_holder()
   end
   local present =
     check_types({false, 'string', 'list', 'zset', 'zset', 'zset', 'hash', 'hash', 'stream', 'string',
-                 'zset'})
+                 'zset', 'hash'})
   present[1] = held ~= false
   return held and held[1], present, held
 end
