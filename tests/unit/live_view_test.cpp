@@ -244,6 +244,53 @@ TEST_CASE("metrics: every family with HELP and TYPE, its samples together") {
   CHECK(e.add(other_type));
 }
 
+TEST_CASE("metrics: take counters as counters, the waits as a cumulative histogram") {
+  rcoord::cmd::Exposition e;
+  Object l = object("lock", "x", "1");
+  rcoord::inventory::Contention c;
+  c.acquired = 5;
+  c.busy = 3;
+  c.lost = 1;
+  c.wait_ms = 2750;
+  c.waits[0] = 2;      // at most 5 ms
+  c.waits[7] = 2;      // at most 1 s
+  c.waits.back() = 1;  // over 60 s
+  l.contention = c;
+  Object plain = object("lock", "y", "1");  // never counted: no samples of its own
+  Object q = object("queue", "jobs", "1");
+  q.contention = c;  // only lock, sem and elect are counted
+  CHECK(e.add(l));
+  CHECK(e.add(plain));
+  CHECK(e.add(q));
+  std::string text = e.text();
+  CHECK(text.find("# TYPE rcoord_lock_acquired_total counter\n"
+                  "rcoord_lock_acquired_total{name=\"x\"} 5\n") != std::string::npos);
+  CHECK(text.find("rcoord_lock_busy_total{name=\"x\"} 3\n") != std::string::npos);
+  CHECK(text.find("rcoord_lock_lost_total{name=\"x\"} 1\n") != std::string::npos);
+  CHECK(text.find("# TYPE rcoord_lock_wait_seconds histogram\n"
+                  "rcoord_lock_wait_seconds_bucket{name=\"x\",le=\"0.005\"} 2\n"
+                  "rcoord_lock_wait_seconds_bucket{name=\"x\",le=\"0.01\"} 2\n") !=
+        std::string::npos);
+  CHECK(text.find("le=\"0.5\"} 2\n") != std::string::npos);
+  CHECK(text.find("le=\"1\"} 4\n") != std::string::npos);
+  CHECK(text.find("le=\"60\"} 4\n") != std::string::npos);
+  CHECK(text.find("rcoord_lock_wait_seconds_bucket{name=\"x\",le=\"+Inf\"} 5\n"
+                  "rcoord_lock_wait_seconds_sum{name=\"x\"} 2.75\n"
+                  "rcoord_lock_wait_seconds_count{name=\"x\"} 5\n") != std::string::npos);
+  CHECK(text.find("name=\"y\"} 0") == std::string::npos);
+  CHECK(text.find("_total{name=\"jobs\"}") == std::string::npos);
+  CHECK(text.find("# TYPE rcoord_elect_wait_seconds histogram\n") != std::string::npos);
+  auto j = e.json();
+  auto h = j["metrics"]["rcoord_lock_wait_seconds"];
+  CHECK(h["type"] == "histogram");
+  CHECK(h["samples"][0]["buckets"]["1"] == 4);
+  CHECK(h["samples"][0]["buckets"]["+Inf"] == 5);
+  CHECK(h["samples"][0]["sum"] == 2.75);
+  CHECK(h["samples"][0]["count"] == 5);
+  CHECK(j["metrics"]["rcoord_sem_busy_total"]["type"] == "counter");
+  CHECK(j["metrics"]["rcoord_lock_lost_total"]["samples"][0]["value"] == 1);
+}
+
 TEST_CASE("history lines (history's text, top's detail): every part read back escaped") {
   rcoord::history::Event e;
   e.at = 0;
