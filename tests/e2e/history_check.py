@@ -22,6 +22,8 @@ Models (--model):
   lock       holds never overlap; a hold that began after another ended has a higher fence
   fence      a hold that began after another ended has a higher fence (overlaps allowed: what
              a fenced store relies on when two holders may overlap)
+  rwlock     a writer's hold (obj "writer") overlaps no other hold; readers' (obj "reader")
+             may overlap each other; a hold that began after another ended has a higher fence
   sem:N      never more than N holds at once
   elect      one leader per term; leaderships never overlap; a later term is higher
   store      the fenced store never took a write whose fence is below one it took earlier
@@ -127,6 +129,19 @@ def check_lock(ops):
     return holds, overlaps(holds, 1) + increasing(holds, "fence")
 
 
+def check_rwlock(ops):
+    holds = holds_of(ops)
+    found = []
+    for i, w in enumerate(holds):
+        if w.get("obj") != "writer":
+            continue
+        for j, other in enumerate(holds):
+            if j != i and other["start"] < w["end"] and w["start"] < other["end"]:
+                found.append(f"writer {w['p']} (from {w['start']}) overlaps {other.get('obj')} "
+                             f"{other['p']} (from {other['start']})")
+    return holds, found + increasing(holds, "fence")
+
+
 def check_fence(ops):
     holds = holds_of(ops)
     return holds, increasing(holds, "fence")
@@ -197,6 +212,8 @@ def main():
             holds, found = check_lock(ops)
         elif model == "fence":
             holds, found = check_fence(ops)
+        elif model == "rwlock":
+            holds, found = check_rwlock(ops)
         elif model.startswith("sem:") and model[4:].isdigit():
             holds, found = check_sem(ops, int(model[4:]))
         elif model == "elect":
@@ -206,7 +223,7 @@ def main():
         elif model == "queue":
             holds, found = check_queue(ops)
         else:
-            raise Unreadable(f"no model '{model}' (lock, fence, sem:N, elect, store, queue)")
+            raise Unreadable(f"no model '{model}' (lock, fence, rwlock, sem:N, elect, store, queue)")
     except (Unreadable, KeyError, TypeError, OSError) as e:
         print(f"history_check: {e}", file=sys.stderr)
         return 2

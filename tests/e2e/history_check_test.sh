@@ -36,6 +36,14 @@ assert_eq "$(verdict fence "$(op 10 a enter '"token":"a","fence":1')" "$(op 30 a
 assert_eq "$(verdict fence "$(op 10 a enter '"token":"a","fence":3')" "$(op 20 a exit '"token":"a","fence":3')" \
   "$(op 30 b enter '"token":"b","fence":2')" "$(op 40 b exit '"token":"b","fence":2')")" 1 "fence: inversion"
 
+# rwlock: readers together are fine, a writer with a reader is not (the extra "obj" wins)
+r() { op "$1" "$2" "$3" "\"token\":\"$2\",\"fence\":$4,\"obj\":\"$5\""; }
+assert_eq "$(verdict rwlock "$(r 10 a enter 1 reader)" "$(r 11 b enter 2 reader)" "$(r 20 a exit 1 reader)" \
+  "$(r 21 b exit 2 reader)" "$(r 30 c enter 3 writer)" "$(r 40 c exit 3 writer)")" 0 "rwlock: readers together"
+assert_eq "$(verdict rwlock "$(r 10 a enter 1 reader)" "$(r 15 c enter 3 writer)" "$(r 20 a exit 1 reader)" \
+  "$(r 40 c exit 3 writer)")" 1 "rwlock: a writer with a reader"
+assert_contains "$(cat "$TEST_TMP/h.out")" "writer c"
+
 # sem:N: three at once is fine for 3, not for 2
 three=("$(op 10 a enter '"token":"a"')" "$(op 11 b enter '"token":"b"')" "$(op 12 c enter '"token":"c"')"
   "$(op 20 a exit '"token":"a"')" "$(op 21 b exit '"token":"b"')" "$(op 22 c exit '"token":"c"')")
@@ -66,4 +74,4 @@ assert_eq "$(verdict queue "$(op 10 a push '"id":1')" "$(op 20 w complete '"id":
 assert_eq "$(verdict lock 'not json')" 2 "an unreadable line"
 assert_eq "$(verdict lock "$(op 10 a exit '"token":"a"')")" 2 "an exit without its enter"
 assert_eq "$(verdict nosuch "$(op 10 a enter)")" 2 "an unknown model"
-pass "history_check finds overlaps, reused fences and terms, the semaphore bound, stale writes and lost messages"
+pass "history_check finds overlaps, a writer among readers, reused fences and terms, the semaphore bound, stale writes and lost messages"
