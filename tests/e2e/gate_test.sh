@@ -68,7 +68,7 @@ every_free l:a l:b l:r s:s
 expect 1 "${G[@]}" gate release --token "$TOKEN"
 expect 1 "${G[@]}" gate status --token "$TOKEN"
 expect 1 "${G[@]}" gate extend --token "$TOKEN"
-assert_eq "$(redis-cli -p "$R_PORT" exists "rcoord:{gate:$TOKEN}")" 0 "the gate's record is deleted"
+assert_eq "$(redis-cli -c -p "$R_PORT" exists "rcoord:{gate:$TOKEN}")" 0 "the gate's record is deleted"
 pass "acquire, status, extend and release by token; a refused gate holds nothing"
 
 # --- JSON of acquire -------------------------------------------------------------------------
@@ -150,7 +150,7 @@ woken_after() {
    echo "$? $(now_ms)" >"$out") &
   pid=$!
   track "$pid"
-  wait_blocked "$R_PORT" 1
+  wait_blocked "$R_PORTS" 1
   every_free l:w0
   t0=$(now_ms)
   case "$how" in
@@ -178,7 +178,7 @@ expect 0 "${G[@]}" lock acquire w1 --ttl 1m
 W1=$OUT
 expect 1 "${G[@]}" gate acquire --lock w0 --lock w1 --wait 1500ms
 every_free l:w0
-assert_eq "$(redis-cli -p "$R_PORT" zcard "rcoord:{lock:w1}:writers")" 0 \
+assert_eq "$(redis-cli -c -p "$R_PORT" zcard "rcoord:{lock:w1}:writers")" 0 \
   "a gate that gave up left the waiting writers"
 expect 0 "${G[@]}" lock release w1 --token "$W1"
 pass "a gate whose wait runs out holds nothing and waits no more"
