@@ -170,8 +170,41 @@ woken_after "$OUT" lock --lock w0 --lock w1 --sem ws:1
 LOCK_MS=$WOKEN_MS
 expect 0 "${G[@]}" sem take ws --limit 1 --ttl 1m
 woken_after "$OUT" sem --lock w0 --lock w1 --sem ws:1
+SEM_MS=$WOKEN_MS
+expect 0 "${G[@]}" lock acquire w1 --ttl 1m
+woken_after "$OUT" lock --lock w0 --shared-lock w1
 every_free l:w0 l:w1 s:ws
-pass "a waiting gate holds nothing and is woken by the release of a lock (${LOCK_MS}ms) or a permit (${WOKEN_MS}ms)"
+pass "a waiting gate holds nothing and is woken by the release of a lock (${LOCK_MS}ms), a permit (${SEM_MS}ms) or a lock it wants shared (${WOKEN_MS}ms)"
+
+# SIGTERM while waiting: nothing held, and no place left among a lock's writers or a sem's queue
+interrupted() {
+  local pid
+  "${G[@]}" gate acquire --wait forever "$@" >/dev/null 2>"$TEST_TMP/term.err" &
+  pid=$!
+  track "$pid"
+  wait_blocked "$R_PORTS" 1
+  kill -TERM "$pid"
+  set +e
+  wait "$pid"
+  TERM_RC=$?
+  set -e
+  assert_eq "$TERM_RC" 143 "a waiting gate ends 128+SIGTERM ($(cat "$TEST_TMP/term.err"))"
+  assert_contains "$(cat "$TEST_TMP/term.err")" "nothing is held"
+}
+expect 0 "${G[@]}" lock acquire w1 --ttl 1m
+W1=$OUT
+interrupted --lock w0 --lock w1
+assert_eq "$(redis-cli -c -p "$R_PORT" zcard "rcoord:{lock:w1}:writers")" 0 \
+  "an interrupted gate left the waiting writers"
+expect 0 "${G[@]}" lock release w1 --token "$W1"
+expect 0 "${G[@]}" sem take ws --limit 1 --ttl 1m
+WS=$OUT
+interrupted --lock w0 --sem ws:1
+assert_eq "$(redis-cli -c -p "$R_PORT" zcard "rcoord:{sem:ws}:queue")" 0 \
+  "an interrupted gate left the semaphore's queue"
+expect 0 "${G[@]}" sem release ws --token "$WS"
+every_free l:w0 l:w1 s:ws
+pass "a gate interrupted while waiting holds nothing and leaves every queue"
 
 # a wait that runs out holds nothing, and leaves no place among the waiters
 expect 0 "${G[@]}" lock acquire w1 --ttl 1m
