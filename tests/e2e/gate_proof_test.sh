@@ -25,6 +25,7 @@ HIST="$TEST_TMP/hist"
 mkdir -p "$HIST"
 # The command: enter every part it holds, stay a moment, exit them. Each record goes to the
 # history of its own object (the checker reads one object per file).
+# shellcheck disable=SC2016
 printf '%s\n%s\n' "$RECORD_SH" '
 d=$1; a=$2; b=$3
 HISTORY=$d/$a.jsonl record enter "$a"
@@ -53,7 +54,7 @@ gate_worker() {
 
 start=$(now_ms)
 pids=()
-for w in $(seq 1 "$WORKERS"); do
+for _ in $(seq 1 "$WORKERS"); do
   gate_worker &
   pids+=($!)
   track "$!"

@@ -112,7 +112,9 @@ pass "a gate whose rate denies holds nothing and consumed nothing"
 # --- run: exit code, environment, loss -------------------------------------------------------
 expect 7 "${G[@]}" gate run --lock a --sem s:2 --rate runrate:100/s -- sh -c 'exit 7'
 every_free l:a s:s
-expect 0 "${G[@]}" gate run --lock a -- sh -c 'echo "$RCOORD_TOKEN"; rcoord_lock=$("$0" --url "$1" lock status a); echo "$rcoord_lock"' "$RCOORD" "$R_URL"
+# shellcheck disable=SC2016
+expect 0 "${G[@]}" gate run --lock a -- sh -c 'echo "$RCOORD_TOKEN"; "$0" --url "$1" lock status a' \
+  "$RCOORD" "$R_URL"
 RUN_TOKEN=$(echo "$OUT" | head -1)
 [[ "$RUN_TOKEN" =~ ^[0-9a-f]{32}$ ]] || fail "gate run exported no RCOORD_TOKEN: $OUT"
 assert_contains "$OUT" "token: $RUN_TOKEN" "the command runs while the gate holds lock a"
