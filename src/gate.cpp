@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <exception>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -150,9 +151,9 @@ void write_gate_record(Connection& conn, const Keys& keys, std::string_view toke
 // Gives back, in reverse order, the lock and semaphore parts of `taken` that were acquired.
 void give_back_taken(Connection& conn, const Keys& keys, const std::vector<PartTaken>& taken,
                      std::string_view token, const Ending& ending) {
-  for (auto it = taken.rbegin(); it != taken.rend(); ++it) {
-    if (it->acquired && it->part.kind != Kind::kRate) {
-      give_back_gate_part(conn, keys, it->part, token, ending);
+  for (std::size_t i = taken.size(); i-- > 0;) {
+    if (taken[i].acquired && taken[i].part.kind != Kind::kRate) {
+      give_back_gate_part(conn, keys, taken[i].part, token, ending);
     }
   }
 }
@@ -265,7 +266,7 @@ Taken take(Connection& conn, const Keys& keys, const std::vector<Part>& parts,
   const Ending given_back{.who = opts.who};
   auto start = GateClock::now();
   // The lock or semaphore part we are enlisted on as a waiter (ordered's index), if any.
-  constexpr std::size_t kNotEnlisted = static_cast<std::size_t>(-1);
+  constexpr auto kNotEnlisted = static_cast<std::size_t>(-1);
   std::size_t enlisted = kNotEnlisted;
   for (std::size_t attempt = 0;; ++attempt) {
     result.parts.clear();
@@ -360,8 +361,8 @@ Taken take(Connection& conn, const Keys& keys, const std::vector<Part>& parts,
 
 void give_back_all(Connection& conn, const Keys& keys, const std::vector<Part>& parts,
                    std::string_view token, const Ending& ending) {
-  for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
-    give_back_gate_part(conn, keys, *it, token, ending);
+  for (std::size_t i = parts.size(); i-- > 0;) {
+    give_back_gate_part(conn, keys, parts[i], token, ending);
   }
   conn.command({"DEL", gate_record_key(keys, token)});
 }
@@ -401,10 +402,11 @@ Released release(Connection& conn, const Keys& keys, std::string_view token) {
   if (!parts) return out;
   out.released = true;
   for (const auto& p : *parts) out.parts.push_back({p, true, 0});
-  for (auto it = out.parts.rbegin(); it != out.parts.rend(); ++it) {
-    if (it->part.kind == Kind::kRate) continue;
-    it->held = give_back_gate_part(conn, keys, it->part, token, {});
-    out.released = out.released && it->held;
+  for (std::size_t i = out.parts.size(); i-- > 0;) {
+    PartState& p = out.parts[i];
+    if (p.part.kind == Kind::kRate) continue;
+    p.held = give_back_gate_part(conn, keys, p.part, token, {});
+    out.released = out.released && p.held;
   }
   conn.command({"DEL", gate_record_key(keys, token)});
   return out;
@@ -500,12 +502,13 @@ Lease lease(Connection& conn, const Keys& keys, const Taken& taken, Millis ttl) 
   };
   held.give_back = [subs, &conn, record](const Ending& ending, Lease::Clock::time_point deadline) {
     bool woke = false;
-    std::optional<Error> first_error;
-    for (auto it = subs->rbegin(); it != subs->rend(); ++it) {
+    // Every part is given back even if one fails; the first failure goes on afterwards.
+    std::exception_ptr first_error;
+    for (std::size_t i = subs->size(); i-- > 0;) {
       try {
-        woke = it->give_back(ending, deadline) || woke;
-      } catch (const Error& e) {
-        if (!first_error) first_error = e;
+        woke = (*subs)[i].give_back(ending, deadline) || woke;
+      } catch (const Error&) {
+        if (!first_error) first_error = std::current_exception();
       }
     }
     {
@@ -513,7 +516,7 @@ Lease lease(Connection& conn, const Keys& keys, const Taken& taken, Millis ttl) 
       DeadlineCap bounded(conn, deadline);
       conn.command({"DEL", record});
     }
-    if (first_error) throw *first_error;
+    if (first_error) std::rethrow_exception(first_error);
     return woke;
   };
   // One watch over the union of the parts' keys, on the connection that renews them all.
