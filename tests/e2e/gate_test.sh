@@ -71,6 +71,18 @@ expect 1 "${G[@]}" gate extend --token "$TOKEN"
 assert_eq "$(redis-cli -c -p "$R_PORT" exists "rcoord:{gate:$TOKEN}")" 0 "the gate's record is deleted"
 pass "acquire, status, extend and release by token; a refused gate holds nothing"
 
+# a part broken under a gate: status and extend say so (exit 1), release gives back the rest
+expect 0 "${G[@]}" gate acquire --lock k1 --lock k2 --sem ks:2
+KTOKEN=$OUT
+expect 0 "${G[@]}" lock break k2
+expect 1 "${G[@]}" --json gate status --token "$KTOKEN"
+python3 -c 'import json,sys; j=json.loads(sys.argv[1]); assert j["held"] is False and [p["held"] for p in j["parts"]] == [True, False, True], j' \
+  "$OUT" || fail "gate status after a broken part: $OUT"
+expect 1 "${G[@]}" gate extend --token "$KTOKEN"
+expect 1 "${G[@]}" gate release --token "$KTOKEN"
+every_free l:k1 l:k2 s:ks
+pass "a broken part: gate status and extend exit 1, release gives back the other parts"
+
 # --- JSON of acquire -------------------------------------------------------------------------
 expect 0 "${G[@]}" --json gate acquire --rate jr:10/s --sem js:2 --lock j --shared-lock jr2
 python3 - "$OUT" <<'EOF' || fail "gate acquire JSON: $OUT"
