@@ -21,6 +21,7 @@
 #include "context.hpp"
 #include "elect_command.hpp"
 #include "errors.hpp"
+#include "gate_command.hpp"
 #include "help_command.hpp"
 #include "history_command.hpp"
 #include "limit_command.hpp"
@@ -90,6 +91,7 @@ constexpr Command kCommands[] = {
     {"sem", rcoord::cmd::add_sem},
     {"queue", rcoord::cmd::add_queue},
     {"elect", rcoord::cmd::add_elect},
+    {"gate", rcoord::cmd::add_gate},
     {"signal", rcoord::cmd::add_signal},
     {"latch", rcoord::cmd::add_latch},
     {"top", rcoord::cmd::add_top},

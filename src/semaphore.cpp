@@ -66,13 +66,13 @@ Taken take(Connection& conn, const Keys& keys, std::string_view name, const Take
             std::to_string(opts.limit),
             std::to_string(opts.permits),
             std::to_string(opts.ttl.count()),
-            opts.wait ? "1" : "0",
+            opts.wait || opts.enlist ? "1" : "0",
             std::to_string(kTicketLife.count()),
             wake,
             opts.who,
             std::to_string(keys.history_cap()),
-            opts.wait ? "0" : "1",  // without --wait a busy answer is the last: recorded
-            std::string()};         // the first busy answer's server time: none yet
+            opts.wait || opts.enlist ? "0" : "1",  // without --wait a busy answer is the last
+            std::string()};                        // the first busy answer's server time: none yet
   result.who = opts.who;
 
   Take take{lua::kSemTake, k, args, [&] { release(conn, keys, name, token); },

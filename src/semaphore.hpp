@@ -33,6 +33,10 @@ struct TakeOptions {
   std::optional<Millis> wait;  ///< nullopt: try once; Millis::max(): forever
   std::string token;           ///< empty: 128 random bits
   std::string who{};           ///< who takes it: pack() of identity.hpp ("" records none)
+  /// Without wait, a busy answer still queues the caller's ticket, as a waiter's does, and is
+  /// not recorded as the call's last (a gate's waiter, gate.hpp, which waits by itself and
+  /// must try again at least every second to keep its ticket).
+  bool enlist = false;
 };
 
 /// Member names are the JSON fields of SPEC §3.
