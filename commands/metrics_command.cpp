@@ -223,14 +223,15 @@ std::string Exposition::text(const Scrape& scrape) const {
 void Exposition::contention_text(std::string& out, std::size_t t) const {
   const Contended& c = kContended[t];
   for (const auto& f : counter_families(c)) {
-    out += fmt::format("# HELP {} {}\n# TYPE {} counter\n", f.name, f.help, f.name);
+    family_head(out, {f.name, f.help}, "counter");
     for (const auto& s : counted_[t]) {
       out += fmt::format("{}{{name=\"{}\"}} {}\n", f.name, escape_label(s.name),
                          s.contention.*f.count);
     }
   }
   std::string name = histogram_name(c);
-  out += fmt::format("# HELP {} {}\n# TYPE {} histogram\n", name, histogram_help(c), name);
+  std::string help = histogram_help(c);
+  family_head(out, {name, help}, "histogram");
   for (const auto& s : counted_[t]) {
     std::string label = escape_label(s.name);
     auto counts = cumulative(s.contention);
