@@ -29,6 +29,9 @@ Models (--model):
   store      the fenced store never took a write whose fence is below one it took earlier
   queue      every acknowledged push was completed at least once; nothing completed that
              was never pushed
+  rate:R:B   rate decisions (f "allow": ok allowed, fail denied, `start` the time it was asked)
+             allow at most B + R x T (+1, for the server clock's microseconds) within any T
+             seconds: R a rate per second, B the burst
 
 It prints one JSON object: {"model", "operations", "holds", "anomalies": count, "worst": the
 first anomalies as text}, and exits 1 when it found an anomaly, 2 on a history it cannot read
@@ -196,7 +199,23 @@ def check_queue(ops):
              for m in sorted(acked - completed, key=str)]
     found += [f"message {m} was completed but never pushed"
               for m in sorted(completed - pushed, key=str)]
-    return [], found
+    return [op for op in ops if op["f"] == "complete" and op["type"] == "ok"], found
+
+
+def check_rate(ops, rate, burst):
+    """Each allowed decision was made between its `start` and its `t`; a span [a, b] that holds
+    more whole decisions than burst + rate x (b - a), +1, is an anomaly (reported once per a)."""
+    allowed = sorted((op["start"], op["t"], op["p"]) for op in ops
+                     if op["f"] == "allow" and op["type"] == "ok")
+    found = []
+    for i, (a, _, p) in enumerate(allowed):
+        ends = sorted(e for _, e, _ in allowed[i:])  # the decisions asked at a or later
+        for count, b in enumerate(ends, 1):
+            if count > burst + rate * (b - a) / 1e9 + 1:
+                found.append(f"{count} allowed within {(b - a) / 1e6:.1f} ms from {p}'s at "
+                             f"{a} (at most {burst} + {rate:g}/s)")
+                break
+    return [{"start": a, "end": e, "p": p} for a, e, p in allowed], found
 
 
 def main():
@@ -222,9 +241,12 @@ def main():
             holds, found = check_store(ops)
         elif model == "queue":
             holds, found = check_queue(ops)
+        elif model.startswith("rate:") and len(model.split(":")) == 3:
+            _, rate, burst = model.split(":")
+            holds, found = check_rate(ops, float(rate), int(burst))
         else:
-            raise Unreadable(f"no model '{model}' (lock, fence, rwlock, sem:N, elect, store, queue)")
-    except (Unreadable, KeyError, TypeError, OSError) as e:
+            raise Unreadable(f"no model '{model}' (lock, fence, rwlock, sem:N, elect, store, queue, rate:R:B)")
+    except (Unreadable, KeyError, TypeError, ValueError, OSError) as e:
         print(f"history_check: {e}", file=sys.stderr)
         return 2
     print(json.dumps({"model": args.model, "operations": len(ops), "holds": len(holds),

@@ -70,8 +70,28 @@ assert_eq "$(verdict queue "$(op 10 w complete '"id":9')")" 1 "queue: completed,
 assert_eq "$(verdict queue "$(op 10 a push '"id":1')" "$(op 20 w complete '"id":1')" \
   "$(op 30 w complete '"id":1')")" 0 "queue: delivered twice is at least once"
 
+# rate: 10/s with a burst of 2 allows 3 (+1) at once, not 5 within a few milliseconds; one
+# each 100 ms keeps within the bound, one each 50 ms does not
+allow() { op "$1" "$2" allow "\"start\":$(($1 - 100))"; }
+ms=1000000
+assert_eq "$(verdict rate:10:2 "$(allow $((1 * ms)) a)" "$(allow $((2 * ms)) b)" "$(allow $((3 * ms)) a)")" 0 \
+  "rate: a burst within its bound"
+assert_eq "$(verdict rate:10:2 "$(allow $((1 * ms)) a)" "$(allow $((2 * ms)) b)" "$(allow $((3 * ms)) a)" \
+  "$(allow $((4 * ms)) b)" "$(allow $((5 * ms)) a)")" 1 "rate: 5 allowed within 4 ms"
+assert_contains "$(cat "$TEST_TMP/h.out")" "4 allowed within 3.0 ms"
+steady=() fast=()
+for i in $(seq 0 13); do
+  steady+=("$(allow $((i * 100 * ms + ms)) a)")
+  fast+=("$(allow $((i * 50 * ms + ms)) a)")
+done
+assert_eq "$(verdict rate:10:2 "${steady[@]}")" 0 "rate: one each 100 ms"
+assert_eq "$(verdict rate:10:2 "${fast[@]}")" 1 "rate: one each 50 ms"
+denied=$(op $((5 * ms)) a allow "\"start\":$((5 * ms - 100))" | sed 's/"type":"ok"/"type":"fail"/')
+assert_eq "$(verdict rate:10:2 "$(allow $((1 * ms)) a)" "$(allow $((2 * ms)) b)" "$(allow $((3 * ms)) a)" \
+  "$denied" "$denied")" 0 "rate: denied decisions do not count"
+
 # a history the checker cannot read is exit 2, not a pass
 assert_eq "$(verdict lock 'not json')" 2 "an unreadable line"
 assert_eq "$(verdict lock "$(op 10 a exit '"token":"a"')")" 2 "an exit without its enter"
 assert_eq "$(verdict nosuch "$(op 10 a enter)")" 2 "an unknown model"
-pass "history_check finds overlaps, a writer among readers, reused fences and terms, the semaphore bound, stale writes and lost messages"
+pass "history_check finds overlaps, a writer among readers, reused fences and terms, the semaphore bound, stale writes, lost messages and a rate exceeded"
