@@ -25,11 +25,25 @@ poll() {
 
 # --- a master, a replica and three sentinels ---------------------------------------------------
 start_sentinel_topology() {
-  local s port dir
+  local port
   start_redis A
   start_redis B --replicaof 127.0.0.1 "$A_PORT"
   sentinel_ports=()
-  for _ in 1 2 3; do
+  for _ in 1 2 3; do _start_sentinel; done
+  CONNECT=()
+  for port in "${sentinel_ports[@]}"; do CONNECT+=(--sentinel "127.0.0.1:$port"); done
+  CONNECT+=(--sentinel-master m)
+  SERVER_PORTS=("$A_PORT" "$B_PORT")
+  KIND=Sentinel
+  master_port() { sentinel_master_port; }
+  settled() { sentinel_settled; }
+  cut_off() { fault_cut_port_except_uid "$1"; }
+}
+
+# _start_sentinel: one sentinel of master m (A), on a free port.
+_start_sentinel() {
+  local port dir pid
+  for _ in 1 2 3 4 5; do
     port=$(_server_port)
     dir="$TEST_TMP/sentinel-$port"
     mkdir -p "$dir"
@@ -43,17 +57,16 @@ sentinel failover-timeout m 4000
 sentinel parallel-syncs m 1
 CONF
     redis-server "$dir/sentinel.conf" --sentinel --logfile "$dir/log" &
-    _redis_pids+=($!)
-    sentinel_ports+=("$port")
+    pid=$!
+    if _server_up "$pid" "$port"; then
+      _redis_pids+=("$pid")
+      sentinel_ports+=("$port")
+      return 0
+    fi
+    kill -9 "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
   done
-  CONNECT=()
-  for port in "${sentinel_ports[@]}"; do CONNECT+=(--sentinel "127.0.0.1:$port"); done
-  CONNECT+=(--sentinel-master m)
-  SERVER_PORTS=("$A_PORT" "$B_PORT")
-  KIND=Sentinel
-  master_port() { sentinel_master_port; }
-  settled() { sentinel_settled; }
-  cut_off() { fault_cut_port_except_uid "$1"; }
+  fail "a sentinel did not start (last tried port $port)"
 }
 
 sentinel_master_port() {
@@ -86,27 +99,11 @@ sentinel_settled() {
 declare -A UID_OF=()
 start_cluster_topology() {
   FAILOVER_KEY=$1
-  local i port dir uid addrs=()
+  local i addrs=()
   SERVER_PORTS=()
   for i in 1 2 3 4 5 6; do
-    for _ in 1 2 3 4 5 6 7 8 9 10; do
-      port=$(_server_port)
-      [ "$port" -lt 55000 ] && [ -z "${UID_OF[$port]:-}" ] && break
-    done
-    uid=$((5000 + i))
-    dir="$TEST_TMP/node-$port"
-    mkdir -m 777 "$dir"
-    setpriv --reuid "$uid" --regid "$uid" --clear-groups -- redis-server --port "$port" \
-      --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" --logfile "$dir/log" \
-      --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 1000 \
-      --cluster-replica-validity-factor 0 &
-    _redis_pids+=($!)
-    UID_OF[$port]=$uid
-    SERVER_PORTS+=("$port")
-    addrs+=("127.0.0.1:$port")
-  done
-  for port in "${SERVER_PORTS[@]}"; do
-    wait_until 10 redis-cli -p "$port" ping || fail "cluster node $port did not start"
+    _start_cluster_node $((5000 + i))
+    addrs+=("127.0.0.1:${SERVER_PORTS[-1]}")
   done
   redis-cli --cluster create "${addrs[@]}" --cluster-replicas 1 --cluster-yes \
     >"$TEST_TMP/cluster-create.log" 2>&1 || fail "cluster create: $(tail -n 5 "$TEST_TMP/cluster-create.log")"
@@ -121,6 +118,44 @@ start_cluster_topology() {
   master_port() { port_of_key "$SEED" "$FAILOVER_KEY"; }
   settled() { cluster_settled; }
   cut_off() { cluster_cut "$1"; }
+}
+# _server_up PID PORT: the server PID answers on PORT within 10 s (false at once when it
+# exited: its port was taken).
+_server_up() {
+  local deadline=$(($(now_ms) + 10000))
+  while [ "$(now_ms)" -lt "$deadline" ]; do
+    kill -0 "$1" 2>/dev/null || return 1
+    redis-cli -p "$2" ping >/dev/null 2>&1 && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+# _start_cluster_node UID: one node, as UID, on a free port (its bus port 10000 above it);
+# another port when it cannot start on the first (taken meanwhile, by a client's own port).
+_start_cluster_node() {
+  local uid=$1 port dir pid
+  for _ in 1 2 3 4 5; do
+    port=$(_server_port)
+    if [ "$port" -ge 55000 ] || [ -n "${UID_OF[$port]:-}" ]; then continue; fi
+    dir="$TEST_TMP/node-$port"
+    mkdir -p "$dir"
+    chmod 777 "$dir"
+    setpriv --reuid "$uid" --regid "$uid" --clear-groups -- redis-server --port "$port" \
+      --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" --logfile "$dir/log" \
+      --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 1000 \
+      --cluster-replica-validity-factor 0 &
+    pid=$!
+    if _server_up "$pid" "$port"; then
+      _redis_pids+=("$pid")
+      UID_OF[$port]=$uid
+      SERVER_PORTS+=("$port")
+      return 0
+    fi
+    kill -9 "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  fail "a cluster node did not start (last tried port $port)"
 }
 cluster_ok() {
   local p
