@@ -13,6 +13,7 @@
 #include "duration.hpp"
 #include "elect_command.hpp"
 #include "errors.hpp"
+#include "gate_command.hpp"
 #include "history_command.hpp"
 #include "inventory.hpp"
 #include "limit_command.hpp"

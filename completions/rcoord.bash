@@ -211,7 +211,7 @@ _rcoord_value_kind() {
     --tls-key) echo 'file' ;;
     --token) echo 'value' ;;
     --ttl) echo 'duration' ;;
-    --type) echo 'choice:lock sem limit bloom pf complete recent elect queue signal latch' ;;
+    --type) echo 'choice:lock sem limit bloom pf complete recent elect queue signal latch gate' ;;
     --url) echo 'url' ;;
     --user) echo 'value' ;;
     --wait) echo 'wait' ;;

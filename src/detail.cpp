@@ -12,6 +12,7 @@ Status read_status(Connection& c, const Keys& k, const std::string& type, const 
   if (type == "queue") return queue::stats(c, k, name);
   if (type == "bloom") return bloom::info(c, k, name);
   if (type == "latch") return latch::status(c, k, name);
+  if (type == "gate") return gate::status(c, k, name);  // a gate's name is its token
   if (type == "limit") {
     // A peek needs the parameters the limit's state keeps: none, no status.
     Reply fields = c.command(limit::stored_params_command(k, name));

@@ -10,6 +10,7 @@
 #include "bloom.hpp"
 #include "connection.hpp"
 #include "elect.hpp"
+#include "gate.hpp"
 #include "history.hpp"
 #include "keys.hpp"
 #include "latch.hpp"
@@ -23,8 +24,9 @@ namespace rcoord::inventory {
 /// The status of one object, as its type's status verb reads it; monostate for the types
 /// that have none (pf, complete, recent, signal) and for a limit whose state keeps no
 /// parameters to peek with.
-using Status = std::variant<std::monostate, lock::Status, semaphore::Status, elect::Status,
-                            queue::Stats, bloom::Info, latch::Status, limit::Decision>;
+using Status =
+    std::variant<std::monostate, lock::Status, semaphore::Status, elect::Status, queue::Stats,
+                 bloom::Info, latch::Status, limit::Decision, gate::Status>;
 
 struct Detail {
   Status status;

@@ -369,8 +369,27 @@ void give_back_all(Connection& conn, const Keys& keys, const std::vector<Part>& 
 
 std::optional<std::vector<Part>> recorded_parts(Connection& conn, const Keys& keys,
                                                 std::string_view token) {
-  Reply r = conn.command({"HGETALL", gate_record_key(keys, token)});
-  const redisReply* reply = r.get();
+  std::string key = gate_record_key(keys, token);
+  Reply r = conn.command({"HGETALL", key});
+  return decode_record(r.get(), key);
+}
+
+std::string record_key(const Keys& keys, std::string_view token) {
+  return gate_record_key(keys, token);
+}
+
+std::string describe(const Part& part) {
+  switch (part.kind) {
+    case Kind::kSem:
+      return fmt::format("sem {}:{}:{}", part.name, part.limit, part.permits);
+    case Kind::kRate:
+      return fmt::format("rate {}:{}", part.name, part.rate_text);
+    default:
+      return fmt::format("{} {}", kind_name(part.kind), part.name);
+  }
+}
+
+std::optional<std::vector<Part>> decode_record(const redisReply* reply, std::string_view key) {
   if (reply->type != REDIS_REPLY_ARRAY) {
     throw Error(kServer, "unexpected reply to HGETALL of a gate record");
   }
@@ -380,8 +399,7 @@ std::optional<std::vector<Part>> recorded_parts(Connection& conn, const Keys& ke
     fields[reply_string(reply->element[i])] = reply_string(reply->element[i + 1]);
   }
   auto bad = [&] {
-    return Error(kServer,
-                 fmt::format("the gate record {} is malformed", gate_record_key(keys, token)),
+    return Error(kServer, fmt::format("the gate record {} is malformed", key),
                  "delete it, or use another --prefix");
   };
   auto n = parse_decimal(fields["n"]);

@@ -107,6 +107,14 @@ void give_back_all(Connection& conn, const Keys& keys, const std::vector<Part>& 
 std::optional<std::vector<Part>> recorded_parts(Connection& conn, const Keys& keys,
                                                 std::string_view token);
 
+/// `<prefix>{gate:TOKEN}`: the record of the parts `token` holds.
+std::string record_key(const Keys& keys, std::string_view token);
+/// The parts the reply to HGETALL of the record `key` lists; nullopt for an empty reply (no
+/// record). Throws Error(kServer) naming `key` when the record is malformed.
+std::optional<std::vector<Part>> decode_record(const redisReply* reply, std::string_view key);
+/// A part as `ls` shows it: `lock a`, `shared-lock b`, `sem s:4:2`, `rate r:10/s`.
+std::string describe(const Part& part);
+
 /// One part of a release, an extension or a status.
 struct PartState {
   Part part;

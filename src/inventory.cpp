@@ -13,6 +13,7 @@
 #include "cluster.hpp"
 #include "elect.hpp"
 #include "errors.hpp"
+#include "gate.hpp"
 #include "identity.hpp"
 #include "inventory_probe.hpp"
 #include "latch.hpp"
@@ -122,6 +123,29 @@ void probe_limit(Probe& p, const Keys& keys) {
                               show_limit(q2.object, algo, limit::decode_raw(r2[0].get()));
                             });
                }
+             });
+}
+
+// A gate: the parts its record lists (each shown, held and counted, as an object of its own)
+// and how long the record has left.
+void probe_gate(Probe& p, const Keys& keys) {
+  std::string key = gate::record_key(keys, p.object.name);
+  next_round(p, {plain({"HGETALL", key}), plain({"PTTL", key})},
+             [key](Probe& q, std::span<const Reply> r) {
+               auto parts = gate::decode_record(r[0].get(), key);
+               if (!parts) {
+                 q.dropped = true;  // released since the walk found it
+                 return;
+               }
+               std::vector<std::string> shown;
+               for (const auto& part : *parts) shown.push_back(gate::describe(part));
+               Object& o = q.object;
+               o.ttl_ms = std::max<std::int64_t>(0, reply_integer(r[1].get()));
+               o.state = fmt::format("holds {}, expires in {}", fmt::join(shown, ", "),
+                                     format_elapsed(Millis(o.ttl_ms)));
+               o.fingerprint = fmt::format("{}", fmt::join(shown, ", "));
+               // No gauge: each gate is one token, a series of its own that would not come
+               // back (its parts are exported as the objects they are).
              });
 }
 
@@ -306,6 +330,8 @@ Probe probe_for(const Keys& keys, std::string type, std::string name, bool conte
     });
   } else if (t == "latch") {
     probe_read<reads::read_latch, show_latch>(p, keys);
+  } else if (t == "gate") {
+    probe_gate(p, keys);
   }
   if (contention && (t == "lock" || t == "sem" || t == "elect")) with_contention(p, keys);
   with_presence_and_expiry(p, keys);
@@ -475,7 +501,7 @@ void scan_node(Connection& node, const Keys& keys, const Query& query, const std
 const std::vector<std::string>& types() {
   static const std::vector<std::string> kTypes = {"lock",  "sem",      "limit",  "bloom",
                                                   "pf",    "complete", "recent", "elect",
-                                                  "queue", "signal",   "latch"};
+                                                  "queue", "signal",   "latch",  "gate"};
   return kTypes;
 }
 
@@ -493,8 +519,9 @@ Connection& Nodes::to(const Endpoint& endpoint, Millis timeout) {
 Pass survey(Connection& conn, const Keys& keys, const Query& query,
             const std::function<void(Object&)>& each, Nodes* nodes) {
   if (!query.type.empty() && !known_type(query.type)) {
-    throw Error(kUsage, fmt::format("unknown --type '{}'", query.type),
-                "use lock, sem, limit, bloom, pf, complete, recent, elect, queue, signal or latch");
+    throw Error(
+        kUsage, fmt::format("unknown --type '{}'", query.type),
+        "use lock, sem, limit, bloom, pf, complete, recent, elect, queue, signal, latch or gate");
   }
   std::string match = glob_escape(keys.prefix()) + "{" +
                       (query.type.empty() ? std::string("*") : query.type) + ":" +

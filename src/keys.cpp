@@ -9,7 +9,7 @@ namespace rcoord {
 namespace {
 
 // Type tag -> the word messages use for such an object.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 11> kNouns{{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 12> kNouns{{
     {"lock", "lock"},
     {"sem", "semaphore"},
     {"limit", "limit"},
@@ -21,6 +21,7 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 11> kNouns{{
     {"queue", "queue"},
     {"signal", "channel"},
     {"latch", "latch"},
+    {"gate", "gate"},
 }};
 
 }  // namespace

@@ -1,11 +1,13 @@
 #include "remove.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
 #include "bloom.hpp"
 #include "errors.hpp"
+#include "gate.hpp"
 #include "limit.hpp"
 #include "lua_scripts.hpp"
 #include "script.hpp"
@@ -76,6 +78,7 @@ const std::vector<Suffix>* layout(std::string_view type) {
   static const std::vector<Suffix> kRecent = {{"", "list"}};
   static const std::vector<Suffix> kSignal = {{"", "zset"}};
   static const std::vector<Suffix> kLatch = {{"", "hash"}};
+  static const std::vector<Suffix> kGate = {{"", "hash"}};
   if (type == "lock") return &kLock;
   if (type == "sem") return &kSem;
   if (type == "elect") return &kElect;
@@ -87,7 +90,32 @@ const std::vector<Suffix>* layout(std::string_view type) {
   if (type == "recent") return &kRecent;
   if (type == "signal") return &kSignal;
   if (type == "latch") return &kLatch;
+  if (type == "gate") return &kGate;
   return nullptr;
+}
+
+// A gate is its record: there while the token holds its parts, so always in use. With
+// --force its parts are given back (each recording who did) and the record deleted.
+Removed remove_gate(Connection& conn, const Keys& keys, std::string_view token, const Options& opts,
+                    Removed out) {
+  auto parts = gate::recorded_parts(conn, keys, token);
+  if (!parts) {
+    out.absent = true;
+    out.reason = "no such gate";
+    return out;
+  }
+  out.keys = 1;
+  std::vector<std::string> shown;
+  for (const auto& part : *parts) shown.push_back(gate::describe(part));
+  out.reason = fmt::format("held: {}", fmt::join(shown, ", "));
+  if (!opts.force) return out;
+  if (opts.dry_run) {
+    out.would_remove = true;
+    return out;
+  }
+  gate::give_back_all(conn, keys, *parts, token, Ending{.who = opts.who});
+  out.removed = true;
+  return out;
 }
 
 }  // namespace
@@ -95,8 +123,9 @@ const std::vector<Suffix>* layout(std::string_view type) {
 std::vector<ObjectKey> object_keys(const Keys& keys, std::string_view type, std::string_view name) {
   const auto* suffixes = layout(type);
   if (suffixes == nullptr) {
-    throw Error(kUsage, fmt::format("unknown --type '{}'", type),
-                "use lock, sem, limit, bloom, pf, complete, recent, elect, queue, signal or latch");
+    throw Error(
+        kUsage, fmt::format("unknown --type '{}'", type),
+        "use lock, sem, limit, bloom, pf, complete, recent, elect, queue, signal, latch or gate");
   }
   check_name(object_noun(type), name);
   std::vector<ObjectKey> out;
@@ -123,6 +152,7 @@ Removed remove(Connection& conn, const Keys& keys, std::string_view type, std::s
   out.type = std::string(type);
   out.name = std::string(name);
   out.dry_run = opts.dry_run;
+  if (type == "gate") return remove_gate(conn, keys, name, opts, std::move(out));
   // A Bloom filter's layers are named by its metadata; the script refuses a stale count, and
   // the filter is read again (it may grow a layer meanwhile).
   for (int attempt = 0; attempt < 100; ++attempt) {
