@@ -34,12 +34,13 @@ Models (--model):
              seconds: R a rate per second, B the burst
 
 It prints one JSON object: {"model", "operations", "holds", "anomalies": count, "worst": the
-first anomalies as text}, and exits 1 when it found an anomaly, 2 on a history it cannot read
-(a line that is not JSON, an enter without its exit...).
+worst anomalies as text, the longest overlaps first}, and exits 1 when it found an anomaly, 2
+on a history it cannot read (a line that is not JSON, an enter without its exit...).
 """
 
 import argparse
 import json
+import re
 import sys
 
 
@@ -92,19 +93,25 @@ def holds_of(ops):
 
 
 def overlaps(holds, limit):
-    """The moments more than `limit` holds were open at once (a sweep over their ends)."""
+    """The episodes in which more than `limit` holds were open at once (a sweep over their
+    ends), each with how long it lasted and the most holds open at once in it."""
     events = sorted([(h["start"], 1, i) for i, h in enumerate(holds)] +
                     [(h["end"], -1, i) for i, h in enumerate(holds)],
                     key=lambda e: (e[0], e[1]))  # an exit before an enter at the same ns
     inside, found = set(), []
+    episode = None  # [since, most at once, who was inside at its peak]
     for t, step, i in events:
-        if step < 0:
-            inside.discard(i)
+        if step > 0:
+            inside.add(i)
+            if len(inside) > limit and (episode is None or len(inside) > episode[1]):
+                names = ", ".join(f"{holds[j]['p']} from {holds[j]['start']}" for j in sorted(inside))
+                episode = [episode[0] if episode else t, len(inside), names]
             continue
-        inside.add(i)
-        if len(inside) > limit:
-            names = ", ".join(f"{holds[j]['p']} from {holds[j]['start']}" for j in sorted(inside))
-            found.append(f"{len(inside)} holds at once at {t} (limit {limit}): {names}")
+        inside.discard(i)
+        if episode is not None and len(inside) <= limit:
+            found.append(f"{episode[1]} holds at once for {(t - episode[0]) / 1e6:.0f} ms at "
+                         f"{episode[0]} (limit {limit}): {episode[2]}")
+            episode = None
     return found
 
 
@@ -140,8 +147,9 @@ def check_rwlock(ops):
             continue
         for j, other in enumerate(holds):
             if j != i and other["start"] < w["end"] and w["start"] < other["end"]:
+                both = (min(w["end"], other["end"]) - max(w["start"], other["start"])) / 1e6
                 found.append(f"writer {w['p']} (from {w['start']}) overlaps {other.get('obj')} "
-                             f"{other['p']} (from {other['start']})")
+                             f"{other['p']} (from {other['start']}) for {both:.0f} ms")
     return holds, found + increasing(holds, "fence")
 
 
@@ -249,8 +257,13 @@ def main():
     except (Unreadable, KeyError, TypeError, ValueError, OSError) as e:
         print(f"history_check: {e}", file=sys.stderr)
         return 2
+    # The worst first: the longest episode of too many holds, then the others as found.
+    def lasted(anomaly):
+        m = re.search(r" for (\d+) ms\b", anomaly)
+        return -int(m.group(1)) if m else 0
+    worst = sorted(found, key=lasted)
     print(json.dumps({"model": args.model, "operations": len(ops), "holds": len(holds),
-                      "anomalies": len(found), "worst": found[:5]}))
+                      "anomalies": len(found), "worst": worst[:5]}))
     return 1 if found else 0
 
 
