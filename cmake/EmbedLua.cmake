@@ -9,8 +9,8 @@
 # another's logic several times (a script cannot call another):
 #   local NAME = function(KEYS, ARGV, refuse, redis) <NAME.lua> end
 # The included script sees the KEYS, ARGV, refuse and redis it is given, not the caller's.
-# The prelude's other helpers (check_types, object_field, expire_object) read the global KEYS,
-# the caller's: an included script must not call them.
+# The prelude's other helpers (object_field, expire_object) read the global KEYS, the caller's:
+# an included script must not call them; it calls check_types with its own KEYS and refuse.
 # A line `-- @lib NAME` becomes the text of LIB_DIR/NAME.lua, spliced in as it is: the code
 # several scripts share (the server's clock, a primitive's key checks and helpers) is written
 # once there. It is expanded after the includes, so the lib text inside an included script

@@ -9,14 +9,10 @@
 #include <tuple>
 
 #include "errors.hpp"
+#include "gate_parts.hpp"
 #include "limit.hpp"
 #include "lock.hpp"
-#include "lua_scripts.hpp"
-#include "script.hpp"
 #include "semaphore.hpp"
-#include "signals.hpp"
-#include "token.hpp"
-#include "waiting.hpp"
 
 namespace rcoord::gate {
 namespace {
@@ -25,77 +21,9 @@ using GateClock = std::chrono::steady_clock;
 constexpr std::string_view kGateType = "gate";
 // Separates the fields of a part in the record; the name comes last, so it may hold anything.
 constexpr char kGateSep = '\x1f';
-// How often a waiting gate tries again at least: its place among a lock's waiting writers or
-// in a semaphore's queue lasts three such heartbeats.
-constexpr Millis kGateHeartbeat = lock::kWaiterHeartbeat;
 
 std::string gate_record_key(const Keys& keys, std::string_view token) {
   return keys.object(kGateType, token);
-}
-
-limit::Params gate_rate_params(const Part& part) {
-  return limit::make_params(limit::Algo::kGcra, part.rate, std::nullopt, 1);
-}
-
-// One single try of a lock or semaphore part. `enlist`: a refusal leaves us among its waiters.
-PartTaken try_gate_part(Connection& conn, const Keys& keys, const Part& part,
-                        const std::string& token, const TakeOptions& opts, bool enlist) {
-  PartTaken out{part};
-  if (part.kind == Kind::kSem) {
-    semaphore::TakeOptions so;
-    so.limit = part.limit;
-    so.permits = part.permits;
-    so.ttl = opts.ttl;
-    so.token = token;
-    so.who = opts.who;
-    so.enlist = enlist;
-    auto r = semaphore::take(conn, keys, part.name, so);
-    out.acquired = r.acquired;
-    out.holders = r.holders;
-    out.in_use = r.in_use;
-    out.sent = r.sent;
-    return out;
-  }
-  lock::AcquireOptions lo;
-  lo.ttl = opts.ttl;
-  lo.token = token;
-  lo.shared = part.kind == Kind::kSharedLock;
-  lo.who = opts.who;
-  lo.enlist = enlist;
-  lo.busy_is_final = !enlist;
-  auto r = lock::acquire(conn, keys, part.name, lo);
-  out.acquired = r.acquired;
-  out.fence = r.fence;
-  out.ttl_ms = r.ttl_ms;
-  out.sent = r.sent;
-  return out;
-}
-
-// Gives back (or withdraws from the waiters of) one lock or semaphore part; rates: nothing.
-bool give_back_gate_part(Connection& conn, const Keys& keys, const Part& part,
-                         std::string_view token, const Ending& ending) {
-  switch (part.kind) {
-    case Kind::kLock:
-    case Kind::kSharedLock:
-      return lock::release(conn, keys, part.name, token, ending);
-    case Kind::kSem:
-      return semaphore::release(conn, keys, part.name, token, ending);
-    case Kind::kRate:
-      return true;
-  }
-  return false;
-}
-
-// The list a waiter on `part` is woken on (lock.cpp, semaphore.cpp).
-std::string gate_wake_key(const Keys& keys, const Part& part, std::string_view token) {
-  switch (part.kind) {
-    case Kind::kLock:
-      return keys.aux("lock", part.name, "wake");
-    case Kind::kSharedLock:
-      return keys.aux("lock", part.name, "rwake:") + std::string(token);
-    default:
-      return keys.aux("sem", part.name, "wake:") + std::string(token);
-  }
 }
 
 std::string encode_gate_part(const Part& p) {
@@ -138,27 +66,36 @@ std::optional<Part> decode_gate_part(std::string_view text) {
   return p;
 }
 
-void write_gate_record(Connection& conn, const Keys& keys, std::string_view token,
-                       const std::vector<PartTaken>& parts, Millis ttl) {
+}  // namespace
+
+limit::Params rate_params(const Part& part) {
+  return limit::make_params(limit::Algo::kGcra, part.rate, std::nullopt, 1);
+}
+
+// Gives back (or withdraws from the waiters of) one lock or semaphore part; rates: nothing.
+bool give_back_part(Connection& conn, const Keys& keys, const Part& part, std::string_view token,
+                    const Ending& ending) {
+  switch (part.kind) {
+    case Kind::kLock:
+    case Kind::kSharedLock:
+      return lock::release(conn, keys, part.name, token, ending);
+    case Kind::kSem:
+      return semaphore::release(conn, keys, part.name, token, ending);
+    case Kind::kRate:
+      return true;
+  }
+  return false;
+}
+
+// gate_record's ARGV: the TTL, then `n` and each part.
+Args record_args(const std::vector<Part>& parts, Millis ttl) {
   Args args{std::to_string(ttl.count()), "n", std::to_string(parts.size())};
   for (std::size_t i = 0; i < parts.size(); ++i) {
     args.push_back(std::to_string(i + 1));
-    args.push_back(encode_gate_part(parts[i].part));
+    args.push_back(encode_gate_part(parts[i]));
   }
-  eval(conn, lua::kGateRecord, {gate_record_key(keys, token)}, args);
+  return args;
 }
-
-// Gives back, in reverse order, the lock and semaphore parts of `taken` that were acquired.
-void give_back_taken(Connection& conn, const Keys& keys, const std::vector<PartTaken>& taken,
-                     std::string_view token, const Ending& ending) {
-  for (std::size_t i = taken.size(); i-- > 0;) {
-    if (taken[i].acquired && taken[i].part.kind != Kind::kRate) {
-      give_back_gate_part(conn, keys, taken[i].part, token, ending);
-    }
-  }
-}
-
-}  // namespace
 
 std::string_view kind_name(Kind kind) {
   switch (kind) {
@@ -224,7 +161,7 @@ Part parse_rate(std::string_view text) {
     throw Error(kUsage, fmt::format("bad --rate '{}': bad rate '{}'", text, p.rate_text), hint);
   }
   p.rate = *rate;
-  gate_rate_params(p);  // throws Error(kUsage) for a rate the limit scripts cannot take
+  rate_params(p);  // throws Error(kUsage) for a rate the limit scripts cannot take
   return p;
 }
 
@@ -253,116 +190,10 @@ void order(std::vector<Part>& parts) {
   }
 }
 
-Taken take(Connection& conn, const Keys& keys, const std::vector<Part>& parts,
-           const TakeOptions& opts) {
-  std::vector<Part> ordered = parts;
-  order(ordered);
-  Taken result;
-  result.token = opts.token.empty() ? random_token() : opts.token;
-  result.who = opts.who;
-  const std::string& token = result.token;
-  const bool waiting = opts.wait.has_value();
-  const Ending withdrawn{.how = Ending::How::kWithdrawn, .who = opts.who};
-  const Ending given_back{.who = opts.who};
-  auto start = GateClock::now();
-  // The lock or semaphore part we are enlisted on as a waiter (ordered's index), if any.
-  constexpr auto kNotEnlisted = static_cast<std::size_t>(-1);
-  std::size_t enlisted = kNotEnlisted;
-  for (std::size_t attempt = 0;; ++attempt) {
-    result.parts.clear();
-    bool refused = false;
-    std::size_t i = 0;
-    for (; i < ordered.size() && ordered[i].kind != Kind::kRate; ++i) {
-      result.parts.push_back(try_gate_part(conn, keys, ordered[i], token, opts, waiting));
-      if (!result.parts.back().acquired) {
-        refused = true;
-        break;
-      }
-    }
-    // A place among the waiters of a part this attempt did not reach: leave it (one that was
-    // taken was left by its take, the one refused again keeps it).
-    if (enlisted != kNotEnlisted && refused && enlisted > i) {
-      give_back_gate_part(conn, keys, ordered[enlisted], token, withdrawn);
-    }
-    enlisted = kNotEnlisted;
-    if (refused) {
-      give_back_taken(conn, keys, result.parts, token, given_back);
-      if (waiting) enlisted = i;
-    } else {
-      // Every lock and permit is held: now the rates, each given back if a later one refuses.
-      std::vector<std::pair<limit::Raw, std::string>> consumed;
-      for (; i < ordered.size(); ++i) {
-        PartTaken p{ordered[i]};
-        p.sent = GateClock::now();
-        std::string member = fmt::format("{}:{}:{}", token, attempt, i);
-        auto params = gate_rate_params(ordered[i]);
-        auto raw = limit::evaluate(conn, keys, ordered[i].name, params, -1, false, member);
-        p.acquired = raw.allowed;
-        p.remaining = raw.remaining;
-        p.retry_after_ms = limit::ceil_ms(raw.retry_after_us);
-        result.parts.push_back(p);
-        if (!raw.allowed) {
-          refused = true;
-          break;
-        }
-        consumed.emplace_back(raw, member);
-      }
-      if (refused) {
-        std::size_t first_rate = result.parts.size() - 1 - consumed.size();
-        for (std::size_t c = 0; c < consumed.size(); ++c) {
-          const Part& rp = result.parts[first_rate + c].part;
-          limit::Raw slot = consumed[c].first;
-          // A slot consumed now is not "due" in the future: give it back whatever the clock.
-          slot.due_us = limit::kForeverUs;
-          limit::cancel(conn, keys, rp.name, gate_rate_params(rp), slot, consumed[c].second);
-        }
-        give_back_taken(conn, keys, result.parts, token, given_back);
-      }
-    }
-    result.waited_ms = waiting::since(start).count();
-    if (!refused) {
-      try {
-        write_gate_record(conn, keys, token, result.parts, opts.ttl);
-      } catch (const Error&) {
-        give_back_taken(conn, keys, result.parts, token, given_back);
-        throw;
-      }
-      result.acquired = true;
-      result.ttl_ms = opts.ttl.count();
-      return result;
-    }
-    result.refused = result.parts.size() - 1;
-    const PartTaken& no = result.parts.back();
-    if (!waiting) return result;
-    Millis left = *opts.wait == Millis::max() ? Millis::max() : *opts.wait - waiting::since(start);
-    if (left.count() <= 0 || (no.part.kind == Kind::kRate && no.retry_after_ms < 0)) {
-      if (enlisted != kNotEnlisted) {
-        give_back_gate_part(conn, keys, ordered[enlisted], token, withdrawn);
-      }
-      return result;
-    }
-    if (no.part.kind == Kind::kRate) {
-      // Nothing wakes a rate: sleep until its slot is due (or the heartbeat), then try again.
-      Millis sleep = std::min({left, Millis(no.retry_after_ms), waiting::jittered(kGateHeartbeat)});
-      if (!signals::sleep_until(GateClock::now() + sleep)) {
-        throw Error(kInterrupted, "interrupted while waiting for a gate", "nothing is held");
-      }
-      continue;
-    }
-    Millis block = waiting::jittered(kGateHeartbeat);
-    if (no.part.kind != Kind::kSem && no.ttl_ms > 0) {
-      block = std::min(block, waiting::jittered(Millis(no.ttl_ms)));
-    }
-    block = waiting::cap_block(std::min(left, block), conn.timeout());
-    conn.command_blocking(
-        {"BLPOP", gate_wake_key(keys, no.part, token), waiting::block_seconds(block)}, block);
-  }
-}
-
 void give_back_all(Connection& conn, const Keys& keys, const std::vector<Part>& parts,
                    std::string_view token, const Ending& ending) {
   for (std::size_t i = parts.size(); i-- > 0;) {
-    give_back_gate_part(conn, keys, parts[i], token, ending);
+    give_back_part(conn, keys, parts[i], token, ending);
   }
   conn.command({"DEL", gate_record_key(keys, token)});
 }
@@ -423,7 +254,7 @@ Released release(Connection& conn, const Keys& keys, std::string_view token) {
   for (std::size_t i = out.parts.size(); i-- > 0;) {
     PartState& p = out.parts[i];
     if (p.part.kind == Kind::kRate) continue;
-    p.held = give_back_gate_part(conn, keys, p.part, token, {});
+    p.held = give_back_part(conn, keys, p.part, token, {});
     out.released = out.released && p.held;
   }
   conn.command({"DEL", gate_record_key(keys, token)});

@@ -2,18 +2,25 @@
 /// Gates (SPEC §6): several locks, shared locks, semaphore permits and rate slots taken all or
 /// nothing, with one token for all of them.
 ///
-/// This first version takes the parts one at a time in one global order (by type, then name),
-/// through the primitives' own single tries (lock::acquire, semaphore::take, limit::evaluate),
-/// everywhere: on one server as on a Cluster, where the parts may live on different masters. The
-/// first refusal gives back everything this attempt took; rate slots are consumed only once
-/// every other part is held, and a rate's refusal gives back the rates already consumed too
-/// (limit_cancel). Two gates never deadlock: neither holds anything while it waits.
+/// On one server (standalone, or the master Sentinel names) a try of the whole gate is one
+/// script (src/lua/gate_take.lua): every part is checked without writing, in one global order
+/// (by type, then name), by the primitives' own take scripts in a decide-only mode, and only if
+/// every part would be granted are they all taken, and the record written, in the same script.
+/// A refused try takes nothing; the part that refused answers (is counted, recorded, enlisted)
+/// as its own take does. On a Redis Cluster, where the parts live in different slots (the
+/// server answers the script CROSSSLOT, having run nothing), the parts are taken one at a time
+/// in the same order through the primitives' own single tries (lock::acquire, semaphore::take,
+/// limit::evaluate): the first refusal gives back everything this attempt took; rate slots are
+/// consumed only once every other part is held, and a rate's refusal gives back the rates
+/// already consumed too (limit_cancel). Two gates never deadlock: neither holds anything while
+/// it waits.
 ///
 /// Keys: the parts keep their own keys (`{lock:NAME}`, `{sem:NAME}`, `{limit:NAME}`), so
 /// `status`, `ls`, `history` and `metrics` show them as ordinary objects; the taker's note names
 /// the gate. `<prefix>{gate:TOKEN}` a hash recording the parts (`n`, then `1`..`n`, each
-/// `type US limit US permits US name`), with the parts' TTL: written once every part is held,
-/// deleted on release, so that a token alone finds its parts.
+/// `type US limit US permits US name`), with the parts' TTL: written once every part is held
+/// (on one server by the same script), deleted on release, so that a token alone finds its
+/// parts.
 
 #include <chrono>
 #include <cstdint>
@@ -80,17 +87,19 @@ struct Taken {
   std::int64_t ttl_ms = 0;
   std::int64_t waited_ms = 0;
   /// Acquired: every part, in the global order. Refused: the parts of the last attempt up to
-  /// and including the one that refused (the others given back).
+  /// and including the one that refused (the others given back on a Cluster, never taken on
+  /// one server, where they carry what the check saw: acquired, fence 0).
   std::vector<PartTaken> parts;
   /// Refused: the index in `parts` of the part that refused.
   std::size_t refused = 0;
   std::string who{};  ///< TakeOptions::who (not printed)
 };
 
-/// Takes every part (in the global order, see above) with one token, waiting up to opts.wait:
+/// Takes every part (in one script on one server, else in the global order: see above) with
+/// one token, waiting up to opts.wait:
 /// a waiter is enlisted on the part that refused (a lock's waiting writers or readers, a
 /// semaphore's queue) and sleeps until its release wakes it, a refused rate's retry-after, or
-/// a heartbeat of about a second, then tries the whole ordered take again. acquired=false when
+/// a heartbeat of about a second, then tries the whole gate again. acquired=false when
 /// refused at the end: nothing is held then. Throws Error(kUsage) for a bad part,
 /// Error(kConnection/kServer), Error(kInterrupted) on a signal (what it held may stay held
 /// until give_back_all()).

@@ -147,8 +147,14 @@ Raw evaluate(Connection& conn, const Keys& keys, std::string_view key, const Par
   return decode_raw(r.get());
 }
 
+Call decision_call(const Keys& keys, std::string_view key, const Params& p,
+                   std::int64_t max_wait_us, bool peek, std::string_view member) {
+  return script_call(script_of(p.algo), key_names(keys, key),
+                     decision_args(p, max_wait_us, peek, member));
+}
+
 Call peek_call(const Keys& keys, std::string_view key, const Params& p) {
-  return script_call(script_of(p.algo), key_names(keys, key), decision_args(p, -1, true, {}));
+  return decision_call(keys, key, p, -1, true, {});
 }
 
 Args stored_params_command(const Keys& keys, std::string_view key) {

@@ -78,6 +78,11 @@ struct Raw {
 Raw evaluate(Connection& conn, const Keys& keys, std::string_view key, const Params& p,
              std::int64_t max_wait_us, bool peek, std::string_view member);
 
+/// evaluate()'s script call, for a script that runs it among others (a gate's, gate.hpp);
+/// decode its reply with decode_raw().
+Call decision_call(const Keys& keys, std::string_view key, const Params& p,
+                   std::int64_t max_wait_us, bool peek, std::string_view member);
+
 /// A peek (evaluate() with `peek`, cost 1) as a call for a pipeline of many objects
 /// (send_calls); decode with decode_raw().
 Call peek_call(const Keys& keys, std::string_view key, const Params& p);

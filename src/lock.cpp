@@ -61,17 +61,12 @@ Args release_args(const Keys& keys, std::string_view name, std::string_view toke
   return args;
 }
 
-}  // namespace
+const Script& acquire_script(const AcquireOptions& opts) {
+  return opts.shared ? lua::kLockAcquireShared : lua::kLockAcquire;
+}
 
-Acquired acquire(Connection& conn, const Keys& keys, std::string_view name,
-                 const AcquireOptions& opts) {
-  check_name("lock", name);
-  Acquired result;
-  result.name = std::string(name);
-  std::string token = opts.token.empty() ? random_token() : opts.token;
-  Args k = lock_keys(keys, name);
-  const Script& script = opts.shared ? lua::kLockAcquireShared : lua::kLockAcquire;
-  std::string wake_key = opts.shared ? reader_wake_prefix(keys, name) + token : k[2];
+// lock_acquire's (or lock_acquire_shared's) ARGV for a try of `opts` with `token`.
+Args acquire_args(const Keys& keys, const std::string& token, const AcquireOptions& opts) {
   // Without --wait a busy answer is the call's last: the script records it (a waiter's
   // `busy` is recorded once, when it gives up).
   Args args{token,
@@ -83,6 +78,27 @@ Acquired acquire(Connection& conn, const Keys& keys, std::string_view name,
             opts.wait || !opts.busy_is_final ? "0" : "1"};
   args.push_back(opts.fence_floor > 0 ? std::to_string(opts.fence_floor) : std::string());
   args.push_back(opts.busy_since > 0 ? std::to_string(opts.busy_since) : std::string());
+  return args;
+}
+
+}  // namespace
+
+Call acquire_call(const Keys& keys, std::string_view name, const std::string& token,
+                  const AcquireOptions& opts) {
+  check_name("lock", name);
+  return script_call(acquire_script(opts), lock_keys(keys, name), acquire_args(keys, token, opts));
+}
+
+Acquired acquire(Connection& conn, const Keys& keys, std::string_view name,
+                 const AcquireOptions& opts) {
+  check_name("lock", name);
+  Acquired result;
+  result.name = std::string(name);
+  std::string token = opts.token.empty() ? random_token() : opts.token;
+  Args k = lock_keys(keys, name);
+  const Script& script = acquire_script(opts);
+  std::string wake_key = opts.shared ? reader_wake_prefix(keys, name) + token : k[2];
+  Args args = acquire_args(keys, token, opts);
   result.busy_since = opts.busy_since;
   result.who = opts.who;
 

@@ -86,6 +86,12 @@ struct Acquired {
   std::optional<Votes> votes{};  ///< a Redlock's
 };
 
+/// One try of `opts` (its wait is not waited: only whether the caller will wait) with `token`,
+/// as acquire() sends it: lock_acquire or lock_acquire_shared, its keys and ARGV. For a script
+/// that runs it among others (a gate's, gate.hpp). Throws Error(kUsage) for an empty name.
+Call acquire_call(const Keys& keys, std::string_view name, const std::string& token,
+                  const AcquireOptions& opts);
+
 /// Takes `name`, waiting up to opts.wait; a waiter sleeps in BLPOP on a wake list and is
 /// woken by the release (and heartbeats once a second while it waits). acquired=false when
 /// still busy; a waiter that gives up withdraws. Re-acquiring with the holder's token

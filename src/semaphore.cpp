@@ -51,7 +51,30 @@ void check_options(const TakeOptions& opts) {
   }
 }
 
+// sem_take's ARGV for a first try of `opts` with `token`.
+Args take_args(const Keys& keys, std::string_view name, const std::string& token,
+               const TakeOptions& opts) {
+  return {token,
+          std::to_string(opts.limit),
+          std::to_string(opts.permits),
+          std::to_string(opts.ttl.count()),
+          opts.wait || opts.enlist ? "1" : "0",
+          std::to_string(kTicketLife.count()),
+          wake_prefix(keys, name),
+          opts.who,
+          std::to_string(keys.history_cap()),
+          opts.wait || opts.enlist ? "0" : "1",  // without --wait a busy answer is the last
+          std::string()};                        // the first busy answer's server time: none yet
+}
+
 }  // namespace
+
+Call take_call(const Keys& keys, std::string_view name, const std::string& token,
+               const TakeOptions& opts) {
+  check_name("semaphore", name);
+  check_options(opts);
+  return script_call(lua::kSemTake, sem_keys(keys, name), take_args(keys, name, token, opts));
+}
 
 Taken take(Connection& conn, const Keys& keys, std::string_view name, const TakeOptions& opts) {
   check_name("semaphore", name);
@@ -62,17 +85,7 @@ Taken take(Connection& conn, const Keys& keys, std::string_view name, const Take
   std::string token = opts.token.empty() ? random_token() : opts.token;
   Args k = sem_keys(keys, name);
   std::string wake = wake_prefix(keys, name);
-  Args args{token,
-            std::to_string(opts.limit),
-            std::to_string(opts.permits),
-            std::to_string(opts.ttl.count()),
-            opts.wait || opts.enlist ? "1" : "0",
-            std::to_string(kTicketLife.count()),
-            wake,
-            opts.who,
-            std::to_string(keys.history_cap()),
-            opts.wait || opts.enlist ? "0" : "1",  // without --wait a busy answer is the last
-            std::string()};                        // the first busy answer's server time: none yet
+  Args args = take_args(keys, name, token, opts);
   result.who = opts.who;
 
   Take take{lua::kSemTake, k, args, [&] { release(conn, keys, name, token); },

@@ -63,6 +63,11 @@ struct Taken {
 /// Error(kConnection/kServer), Error(kInterrupted) on a signal while waiting.
 Taken take(Connection& conn, const Keys& keys, std::string_view name, const TakeOptions& opts);
 
+/// The first try of `opts` with `token` as take() sends it: sem_take, its keys and ARGV. For a
+/// script that runs it among others (a gate's, gate.hpp). Throws Error(kUsage) as take().
+Call take_call(const Keys& keys, std::string_view name, const std::string& token,
+               const TakeOptions& opts);
+
 /// Gives back `token`'s permits (or withdraws its queued ticket). True if it held a live lease.
 /// `ending` is what the history records (`released`, a withdrawn waiter's `busy`, a `run`
 /// form's `lost` or `timeout`).

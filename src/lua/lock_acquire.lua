@@ -10,7 +10,10 @@
 -- the history keeps (0: none recorded), ARGV[7] 1 when a busy answer is the call's last (a try
 -- without --wait: recorded as `busy`; a waiter records it when it gives up), ARGV[8] the least
 -- fence to hand out (a Redlock's proposal, lib/fence.lua; absent or empty: none), ARGV[9] the
--- server time of the busy answer to the caller's first try (absent or empty: this is the first)
+-- server time of the busy answer to the caller's first try (absent or empty: this is the first),
+-- ARGV[10] '1' to decide only (a gate's check of every part before it takes any, gate_take):
+-- nothing is written, and the answer is {1, fence held or 0, ttl_ms, refreshed} when it would
+-- be acquired, {0} when not
 -- returns {1, fence, ttl_ms, refreshed} when acquired (refreshed: 1 when the token already held
 -- it, 0 when newly taken) | {0, 0, remaining_ms of the holders, now} when busy (now: the server
 -- time, which the caller's next tries pass as ARGV[9])
@@ -22,17 +25,24 @@
 local token, ttl, waiting, heartbeat = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', tonumber(ARGV[4])
 local who, cap, last_try = ARGV[5] or '', tonumber(ARGV[6] or '0'), ARGV[7] == '1'
 local fence_floor, since = tonumber(ARGV[8] or ''), tonumber(ARGV[9] or '')
+local peek = ARGV[10] == '1'
 local holder, present, held = lock_holder()
 if holder == token then
-  redis.call('PEXPIRE', KEYS[1], ttl)
+  if not peek then redis.call('PEXPIRE', KEYS[1], ttl) end
   return {1, tonumber(held[4]), ttl, 1}
 end
 local now = server_ms()
-local readers = lock_drop_expired(holder, now, cap, present)
--- Calls on a waiting set that does not exist are left out (they would find it empty).
-if present[5] then redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now) end
+local readers
+if peek then
+  readers = lock_live_readers(now, present)
+else
+  readers = lock_drop_expired(holder, now, cap, present)
+  -- Calls on a waiting set that does not exist are left out (they would find it empty).
+  if present[5] then redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now) end
+end
 
 if not holder and readers == 0 then
+  if peek then return {1, 0, ttl, 0} end
   local fence = fence_after(2, redis.call('INCR', KEYS[2]), fence_floor)
   redis.call('HSET', KEYS[1], 'token', token, 'fence', fence, 'acquired_at', now, 'who', who)
   redis.call('PEXPIRE', KEYS[1], ttl)
@@ -42,6 +52,7 @@ if not holder and readers == 0 then
   contention_acquired(KEYS[12], since, now)
   return {1, fence, ttl, 0}
 end
+if peek then return {0} end
 -- Busy. A writer that will wait says so: from now on no new reader gets in before it.
 if waiting then
   redis.call('ZADD', KEYS[5], now + heartbeat, token)

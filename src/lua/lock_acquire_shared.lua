@@ -6,7 +6,9 @@
 -- ARGV[5] who takes it (kept with the server time of the take in the identities hash), ARGV[6]
 -- events the history keeps (0: none recorded), ARGV[7] 1 when a busy answer is the call's
 -- last (recorded as `busy`), ARGV[8] unused (lock_acquire's fence floor), ARGV[9] the server
--- time of the busy answer to the caller's first try (absent or empty: this is the first)
+-- time of the busy answer to the caller's first try (absent or empty: this is the first),
+-- ARGV[10] '1' to decide only, as lock_acquire's (then {1, fence held or 0, ttl_ms, refreshed}
+-- or {0}, nothing written)
 -- returns {1, fence, ttl_ms, refreshed} when acquired (refreshed: 1 when the token already was a
 -- reader, 0 when newly taken) | {0, 0, remaining_ms of the holders, now} when busy
 -- A reader is refused while a writer holds the lock or any writer is waiting for it, so a
@@ -19,13 +21,15 @@
 -- @lib holder
 local token, ttl, waiting, heartbeat = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', tonumber(ARGV[4])
 local who, cap, last_try = ARGV[5] or '', tonumber(ARGV[6] or '0'), ARGV[7] == '1'
-local since = tonumber(ARGV[9] or '')
+local since, peek = tonumber(ARGV[9] or ''), ARGV[10] == '1'
 local holder, present = lock_holder()
 local now = server_ms()
-lock_drop_expired(holder, now, cap, present)
--- Calls on a waiting set that does not exist are left out (they would find it empty).
-if present[5] then redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now) end
-if present[6] then redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now) end
+if not peek then
+  lock_drop_expired(holder, now, cap, present)
+  -- Calls on a waiting set that does not exist are left out (they would find it empty).
+  if present[5] then redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now) end
+  if present[6] then redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now) end
+end
 
 local function keep(key, deadline)
   local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
@@ -34,8 +38,13 @@ local function keep(key, deadline)
 end
 
 local mine = redis.call('ZSCORE', KEYS[4], token)
-if mine or (not holder and redis.call('ZCARD', KEYS[5]) == 0) then
+-- (What a decision alone finds lapsed, the others drop first: a lease or a waiting writer's
+-- heartbeat that ran out by `now` counts for nothing.)
+if mine and tonumber(mine) <= now then mine = false end
+local writers = present[5] and redis.call('ZCOUNT', KEYS[5], '(' .. now, '+inf') or 0
+if mine or (not holder and writers == 0) then
   local fence = tonumber(redis.call('HGET', KEYS[7], token) or '0')
+  if peek then return {1, mine and fence or 0, ttl, mine and 1 or 0} end
   if not mine then
     fence = fence_after(2, redis.call('INCR', KEYS[2]))
     redis.call('HSET', KEYS[7], token, fence)
@@ -50,6 +59,7 @@ if mine or (not holder and redis.call('ZCARD', KEYS[5]) == 0) then
   if redis.call('EXISTS', KEYS[8]) == 1 then redis.call('PEXPIRE', KEYS[8], redis.call('PTTL', KEYS[4])) end
   return {1, fence, ttl, mine and 1 or 0}
 end
+if peek then return {0} end
 if waiting then
   redis.call('ZADD', KEYS[6], now + heartbeat, token)
   keep(KEYS[6], now + heartbeat)

@@ -9,7 +9,10 @@
 -- ARGV[6] ticket heartbeat ms, ARGV[7] wake-list key prefix (same {hash tag}), ARGV[8] who
 -- takes it (src/identity.hpp's pack()), ARGV[9] events the history keeps (0: none recorded),
 -- ARGV[10] 1 when a busy answer is the call's last (recorded as `busy`), ARGV[11] the server time
--- of the busy answer to the caller's first try (absent or empty: this is the first)
+-- of the busy answer to the caller's first try (absent or empty: this is the first), ARGV[12]
+-- '1' to decide only (a gate's check of every part before it takes any, gate_take): nothing
+-- is written, and the answer is {1, holders, in_use, 0, K} when it would be admitted, {0} when
+-- not
 -- returns {1, holders, in_use, 0, permits held} admitted
 --       | {0, holders, in_use, tickets ahead, 0, now} not admitted (now: the server time, which
 --         the caller's next tries pass as ARGV[11])
@@ -25,16 +28,27 @@ local holders, permits, queue, alive, wants, counter, meta =
 local token, limit, want, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local may_queue, heartbeat, wake_prefix = ARGV[5] == '1', tonumber(ARGV[6]), ARGV[7]
 local who, cap, last_try = ARGV[8] or '', tonumber(ARGV[9] or '0'), ARGV[10] == '1'
-local since = tonumber(ARGV[11] or '')
+local since, peek = tonumber(ARGV[11] or ''), ARGV[12] == '1'
 
 check_types({'zset', 'hash', 'zset', 'zset', 'hash', 'string', 'hash', 'hash', 'stream', 'zset', 'hash'},
-            'semaphore')
+            'semaphore', KEYS, refuse)
 local now = server_ms()
-sem_drop_expired(now, cap)
+if not peek then sem_drop_expired(now, cap) end
+
+-- Whether `member`'s lease or heartbeat in zset `key` ran out by `now`: sem_drop_expired
+-- dropped every such one, except for a decision alone, which drops nothing and skips them.
+local function lapsed(key, member)
+  if not peek then return false end
+  local deadline = redis.call('ZSCORE', key, member)
+  return deadline ~= false and tonumber(deadline) <= now
+end
 
 local function in_use()
   local n = 0
-  for _, v in ipairs(redis.call('HVALS', permits)) do n = n + tonumber(v) end
+  local all = redis.call('HGETALL', permits)
+  for i = 1, #all, 2 do
+    if not lapsed(holders, all[i]) then n = n + tonumber(all[i + 1]) end
+  end
   return n
 end
 
@@ -52,7 +66,9 @@ end
 
 local used = in_use()
 
-if redis.call('ZSCORE', holders, token) then  -- a holder taking again refreshes its lease
+if redis.call('ZSCORE', holders, token) and not lapsed(holders, token) then
+  -- a holder taking again refreshes its lease
+  if peek then return {1, redis.call('ZCOUNT', holders, '(' .. now, '+inf'), used, 0, want} end
   redis.call('ZADD', holders, now + ttl, token)
   keep_alive()
   return {1, redis.call('ZCARD', holders), used, 0, tonumber(redis.call('HGET', permits, token))}
@@ -61,14 +77,18 @@ end
 local ahead = 0
 local ahead_tickets = 0
 local my_place = redis.call('ZSCORE', queue, token)
+if lapsed(alive, token) then my_place = false end
 local before = my_place and redis.call('ZRANGEBYSCORE', queue, '-inf', '(' .. my_place)
   or redis.call('ZRANGE', queue, 0, -1)
 for _, t in ipairs(before) do
-  ahead = ahead + tonumber(redis.call('HGET', wants, t) or '1')
-  ahead_tickets = ahead_tickets + 1
+  if not lapsed(alive, t) then
+    ahead = ahead + tonumber(redis.call('HGET', wants, t) or '1')
+    ahead_tickets = ahead_tickets + 1
+  end
 end
 
 if used + ahead + want <= limit then
+  if peek then return {1, redis.call('ZCOUNT', holders, '(' .. now, '+inf'), used, 0, want} end
   redis.call('HSET', meta, 'limit', limit)
   redis.call('ZADD', holders, now + ttl, token)
   redis.call('HSET', permits, token, want)
@@ -85,6 +105,7 @@ if used + ahead + want <= limit then
   return {1, redis.call('ZCARD', holders), used, 0, want}
 end
 
+if peek then return {0} end
 if may_queue then
   redis.call('HSET', meta, 'limit', limit)
   if not my_place then

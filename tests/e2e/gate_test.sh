@@ -83,6 +83,87 @@ expect 1 "${G[@]}" gate release --token "$KTOKEN"
 every_free l:k1 l:k2 s:ks
 pass "a broken part: gate status and extend exit 1, release gives back the other parts"
 
+# --- one script on one server ----------------------------------------------------------------
+# monitored CODE CMD...: runs CMD (expecting exit CODE) while MONITOR watches the server;
+# SCRIPT_CALLS is how many scripts it ran there (EVALSHA, EVAL, FCALL).
+monitored() {
+  local want=$1 mon="$TEST_TMP/monitor" pid
+  shift
+  redis-cli -p "$R_PORT" monitor >"$mon" &
+  pid=$!
+  track "$pid"
+  wait_until 10 grep -q '^OK' "$mon" || fail "MONITOR never answered"
+  expect "$want" "$@"
+  redis-cli -p "$R_PORT" echo monitor-end >/dev/null
+  wait_until 10 grep -q monitor-end "$mon" || fail "MONITOR never saw the end"
+  kill "$pid"
+  wait "$pid" 2>/dev/null || true
+  SCRIPT_CALLS=$(grep -cE '"(EVALSHA|EVAL|FCALL)"' "$mon" || true)
+}
+# key_count PATTERN: how many keys match PATTERN (redis-cli --scan).
+key_count() { redis-cli -p "$R_PORT" --scan --pattern "$1" | grep -c '' || true; }
+# history_of TYPE NAME: the events of the object's history, space-separated ('' when none).
+history_of() {
+  rc "${G[@]}" -o json history --type "$1" "$2"
+  event_names "$OUT"
+}
+if [ "${RCOORD_TEST_CLUSTER:-0}" != 1 ]; then
+  # The script is in the server's cache (the gates above): one call takes the whole gate.
+  monitored 0 "${G[@]}" --json gate acquire --lock m1 --shared-lock m2 --sem m3:2 --rate m4:5/s
+  assert_eq "$SCRIPT_CALLS" 1 "a granted gate of 4 parts is taken with one script call"
+  MTOKEN=$(json_field "$OUT" token)
+  assert_eq "$(redis-cli -p "$R_PORT" hget "rcoord:{gate:$MTOKEN}" n)" 4 "the record is written"
+  assert_eq "$(history_of lock m1)" acquired "the lock's history records its take"
+  assert_eq "$(redis-cli -p "$R_PORT" hget 'rcoord:{lock:m2}:stats' acquired)" 1 \
+    "the shared lock counts its take"
+  expect 0 "${G[@]}" gate release --token "$MTOKEN"
+  every_free l:m1 l:m2 s:m3
+
+  # Refused on its last part, a rate: nothing of the parts before it is touched.
+  expect 0 "${G[@]}" --json lock acquire o1
+  O1=$(json_field "$OUT" token)
+  expect 0 "${G[@]}" lock release o1 --token "$O1"
+  FENCE=$(redis-cli -p "$R_PORT" get 'rcoord:{lock:o1}:fence')
+  expect 0 "${G[@]}" limit check o4 --rate 1/h
+  monitored 1 "${G[@]}" --json gate acquire --lock o1 --shared-lock o2 --sem o3:2 --rate o4:1/h
+  assert_eq "$SCRIPT_CALLS" 1 "a refused gate is one script call too"
+  python3 - "$OUT" <<'PY' || fail "gate refused by its rate: $OUT"
+import json, sys
+j = json.loads(sys.argv[1])
+assert j["acquired"] is False and j["refused"]["type"] == "rate" and j["refused"]["name"] == "o4", j
+assert [(p["type"], p["name"]) for p in j["parts"]] == [
+    ("lock", "o1"), ("shared-lock", "o2"), ("sem", "o3"), ("rate", "o4")], j
+PY
+  assert_eq "$(redis-cli -p "$R_PORT" get 'rcoord:{lock:o1}:fence')" "$FENCE" "no fence consumed"
+  assert_eq "$(history_of lock o1)" "acquired released" "no event for the lock before the rate"
+  assert_eq "$(redis-cli -p "$R_PORT" hget 'rcoord:{lock:o1}:stats' acquired)" 1 \
+    "no take counted for the lock before the rate"
+  assert_eq "$(key_count 'rcoord:{lock:o2}*')" 0 "the shared lock before the rate is untouched"
+  assert_eq "$(key_count 'rcoord:{sem:o3}*')" 0 "the semaphore before the rate is untouched"
+  expect 0 "${G[@]}" --json lock acquire o1
+  FENCE_NEXT=$(json_field "$OUT" fence)
+  [ "$FENCE_NEXT" -gt "$FENCE" ] || fail "lock o1's next fence $FENCE_NEXT is not above $FENCE"
+  expect 0 "${G[@]}" lock release o1 --token "$(json_field "$OUT" token)"
+
+  # Refused on its last part, a lock: the parts before it untouched, the lock counted busy.
+  expect 0 "${G[@]}" lock acquire o9
+  O9=$OUT
+  FENCE=$(redis-cli -p "$R_PORT" get 'rcoord:{lock:o1}:fence')
+  monitored 1 "${G[@]}" --json gate acquire --lock o1 --lock o9
+  assert_eq "$SCRIPT_CALLS" 1 "a gate refused by a lock is one script call"
+  python3 -c 'import json,sys; r=json.loads(sys.argv[1])["refused"]; assert r["name"] == "o9", r' \
+    "$OUT" || fail "the refusal names lock o9: $OUT"
+  assert_eq "$(redis-cli -p "$R_PORT" get 'rcoord:{lock:o1}:fence')" "$FENCE" "no fence consumed"
+  assert_eq "$(history_of lock o1)" "acquired released acquired released" \
+    "no event for the lock before the busy one"
+  assert_eq "$(history_of lock o9)" "acquired busy" "the busy lock records the refusal"
+  assert_eq "$(redis-cli -p "$R_PORT" hget 'rcoord:{lock:o9}:stats' busy)" 1 \
+    "the busy lock counts it"
+  expect 0 "${G[@]}" lock release o9 --token "$O9"
+  every_free l:o1 l:o2 l:o9 s:o3
+  pass "one server: a gate is one script call, granted or refused; a refused gate leaves the parts before the refusing one untouched (no fence, no event, no count)"
+fi
+
 # --- JSON of acquire -------------------------------------------------------------------------
 expect 0 "${G[@]}" --json gate acquire --rate jr:10/s --sem js:2 --lock j --shared-lock jr2
 python3 - "$OUT" <<'EOF' || fail "gate acquire JSON: $OUT"

@@ -28,7 +28,7 @@ local function lock_holder()
   end
   local present =
     check_types({false, 'string', 'list', 'zset', 'zset', 'zset', 'hash', 'hash', 'stream', 'string',
-                 'zset', 'hash'})
+                 'zset', 'hash'}, nil, KEYS, refuse)
   present[1] = held ~= false
   return held and held[1], present, held
 end
@@ -57,6 +57,13 @@ local function lock_drop_expired(holder, now, cap, present)
   end
   redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
   return readers - #lapsed
+end
+
+-- How many readers hold the lock at `now`: what lock_drop_expired answers, without dropping
+-- (or recording) anything, for a script that only decides. `present` is lock_holder's.
+local function lock_live_readers(now, present)
+  if not present[4] then return 0 end
+  return redis.call('ZCOUNT', KEYS[4], '(' .. now, '+inf')
 end
 
 -- Records that `who` (taking with `token`) found the lock held: by the writer (`held_by`, its

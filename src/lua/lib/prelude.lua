@@ -24,18 +24,21 @@ end
 -- key of ('queue'). One TYPE per key, run on the server: no round trip. Returns what the checks
 -- saw: present[i] is false for a checked key that does not exist, true otherwise. A script may
 -- leave out a call that would find such a key empty, where nothing it ran before made the key.
-local function check_types(kinds, what)
+-- A script run inside another (`-- @include`) passes its own `keys` and `fail` (its KEYS and
+-- refuse); without them, the script's global KEYS and refuse are meant.
+local function check_types(kinds, what, keys, fail)
+  keys, fail = keys or KEYS, fail or refuse
   local present = {}
-  for i = 1, #KEYS do
+  for i = 1, #keys do
     local want = kinds[i]
     present[i] = true
     if want then
-      local kind = redis.call('TYPE', KEYS[i])['ok']
+      local kind = redis.call('TYPE', keys[i])['ok']
       if kind == 'none' then
         present[i] = false
       elseif kind ~= want then
-        if i == 1 and what then refuse(i, 'a ' .. kind .. ' that is not an rcoord ' .. what) end
-        refuse(i, 'a ' .. kind .. ', not the ' .. want .. ' rcoord keeps there')
+        if i == 1 and what then fail(i, 'a ' .. kind .. ' that is not an rcoord ' .. what) end
+        fail(i, 'a ' .. kind .. ', not the ' .. want .. ' rcoord keeps there')
       end
     end
   end
