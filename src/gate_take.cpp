@@ -201,9 +201,10 @@ std::optional<GateAttempt> gate_one_script(Connection& conn, const Keys& keys,
 // refusing rate giving back the rates consumed before it. `enlisted` (ordered's index of the
 // part we wait among, or kGateNotEnlisted) is updated. The record is written when every part
 // is held.
-GateAttempt gate_ordered(Connection& conn, const Keys& keys, const std::vector<Part>& ordered,
-                         const std::string& token, const TakeOptions& opts, bool waiting,
-                         std::size_t attempt, std::size_t& enlisted, std::vector<PartTaken>& out) {
+GateAttempt gate_ordered_try(Connection& conn, const Keys& keys, const std::vector<Part>& ordered,
+                             const std::string& token, const TakeOptions& opts, bool waiting,
+                             std::size_t attempt, std::size_t& enlisted,
+                             std::vector<PartTaken>& out) {
   const Ending withdrawn{.how = Ending::How::kWithdrawn, .who = opts.who};
   const Ending given_back{.who = opts.who};
   bool refused = false;
@@ -256,13 +257,27 @@ GateAttempt gate_ordered(Connection& conn, const Keys& keys, const std::vector<P
     give_back_taken(conn, keys, out, token, given_back);
     return {true, i};
   }
+  write_gate_record(conn, keys, token, out, opts.ttl);
+  return {false, 0};
+}
+
+// gate_ordered_try, whose error (a key that holds another type, a lost server) gives back what
+// the try took, as a refusal does, before it goes on: a gate that fails holds nothing. The
+// give-back is best effort (the server may be gone: the parts then end with their TTL), and a
+// rate slot consumed stays consumed.
+GateAttempt gate_ordered(Connection& conn, const Keys& keys, const std::vector<Part>& ordered,
+                         const std::string& token, const TakeOptions& opts, bool waiting,
+                         std::size_t attempt, std::size_t& enlisted, std::vector<PartTaken>& out) {
   try {
-    write_gate_record(conn, keys, token, out, opts.ttl);
+    return gate_ordered_try(conn, keys, ordered, token, opts, waiting, attempt, enlisted, out);
   } catch (const Error&) {
-    give_back_taken(conn, keys, out, token, given_back);
+    try {
+      give_back_taken(conn, keys, out, token, Ending{.who = opts.who});
+    } catch (const Error&) {
+      // Unreachable now: the parts end with their TTL; the first error is the one to say.
+    }
     throw;
   }
-  return {false, 0};
 }
 
 }  // namespace

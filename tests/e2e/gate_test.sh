@@ -202,6 +202,13 @@ python3 -c 'import json,sys; r=json.loads(sys.argv[1])["refused"]; assert r["typ
 every_free l:x
 pass "a gate whose rate denies holds nothing and consumed nothing"
 
+# --- an error on a later part: exit 4, and the parts before it given back ------------------
+redis-cli -c -p "$R_PORT" set 'rcoord:{sem:wrongtype}' text >/dev/null
+expect 4 "${G[@]}" gate acquire --lock e1 --shared-lock e2 --sem wrongtype:2
+every_free l:e1 l:e2
+redis-cli -c -p "$R_PORT" del 'rcoord:{sem:wrongtype}' >/dev/null
+pass "a gate whose later part fails with an error (a key of another type) holds nothing"
+
 # --- run: exit code, environment, loss -------------------------------------------------------
 expect 7 "${G[@]}" gate run --lock a --sem s:2 --rate runrate:100/s -- sh -c 'exit 7'
 every_free l:a s:s
