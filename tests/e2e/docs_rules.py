@@ -37,6 +37,7 @@ OTHER_TOOLS = {
     "--partition": "scripts/jepsen-failover", "--net": "scripts/jepsen-failover",
     "--modes": "scripts/jepsen-failover", "--rows": "scripts/fault-matrix",
     "--columns": "scripts/fault-matrix", "--keep": "scripts/fault-matrix",
+    "--table-from": "scripts/fault-matrix", "--cells": "scripts/fault-matrix",
     "--no-e2e": "scripts/test-aarch64",
     "--e2e": "scripts/test-aarch64",
     "--tool": "scripts/bench", "--now": "scripts/bench", "--model": "tests/e2e/history_check.py",
