@@ -12,6 +12,7 @@
 
 #include "lock.hpp"
 #include "redis_server.hpp"
+#include "timing.hpp"
 
 using namespace std::chrono_literals;
 using rcoord::Millis;
@@ -70,18 +71,20 @@ TEST_CASE_FIXTURE(SuperviseFixture,
 }
 
 TEST_CASE_FIXTURE(SuperviseFixture, "a max_run longer than the lease: renewals go on until it") {
-  const Millis ttl{1'000};
+  // A short lease, scaled as an upper bound is: a renewal late by more than the lease's margin
+  // (a starved or emulated CPU) would end it as a loss instead.
+  const Millis ttl = rcoord::test::scaled(Millis(1'000));
   auto taken = lock::acquire(conn, keys, "long", {ttl, std::nullopt, ""});
   REQUIRE(taken.acquired);
   auto lease = lease_of(taken, ttl);
   rcoord::SuperviseOptions opts{{"sleep", "600"}, {}, Millis(300), Millis(200)};
-  opts.max_run = Millis(2'000);  // twice the TTL
+  opts.max_run = 2 * ttl;
   auto r = rcoord::supervise(opts, lease);
   CHECK(r.timed_out);
   CHECK_FALSE(r.lost);
   CHECK(r.exit_code == 128 + SIGTERM);  // sleep dies of the SIGTERM
   auto s = lock::status(conn, keys, "long");
-  CHECK(s.held);  // 2s after a 1s lease was taken: renewed
+  CHECK(s.held);  // two TTLs after the lease was taken: renewed
   CHECK(s.token == taken.token);
 }
 
