@@ -21,6 +21,7 @@
 -- @include sem_take
 -- @include limit_gcra
 -- @include gate_record
+-- @lib instant
 local takes = {
   ['lock'] = lock_acquire,
   ['shared-lock'] = lock_acquire_shared,
@@ -31,14 +32,7 @@ local takes = {
 local decide_only_at = {['lock'] = 10, ['shared-lock'] = 10, ['sem'] = 12, ['rate'] = 7}
 
 -- One instant for every decision and take of this call.
-local now = redis.call('TIME')
-local server = redis
-local clock = setmetatable({
-  call = function(command, ...)
-    if command == 'TIME' then return now end
-    return server.call(command, ...)
-  end,
-}, {__index = server})
+local clock = one_instant()
 
 local parts, at, first_key = {}, 2, 1
 for i = 1, tonumber(ARGV[1]) do

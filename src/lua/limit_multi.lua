@@ -14,6 +14,7 @@
 -- @include limit_token_bucket
 -- @include limit_sliding_window
 -- @include limit_fixed_window
+-- @lib instant
 local decide = ({
   ['gcra'] = limit_gcra,
   ['token-bucket'] = limit_token_bucket,
@@ -25,14 +26,7 @@ local cost, peek, member = ARGV[2], ARGV[3] == '1', ARGV[4]
 local n = (#ARGV - 4) / 4
 
 -- One instant for every decision of this call.
-local now = redis.call('TIME')
-local server = redis
-local clock = setmetatable({
-  call = function(command, ...)
-    if command == 'TIME' then return now end
-    return server.call(command, ...)
-  end,
-}, {__index = server})
+local clock = one_instant()
 
 local function decide_rate(i, write)
   local base = 4 + (i - 1) * 4

@@ -13,14 +13,12 @@
 # fail_over PARTITION_S cuts the master off until it was replaced (at most 20 s) and for at
 # least PARTITION_S seconds, heals, and (Sentinel) makes the old master a replica of the new one.
 
-# poll SECONDS CMD...: as lib.sh's wait_until, every 250 ms (a settled() costs a dozen calls).
+# poll SECONDS CMD...: as lib.sh's wait_until, every 250 ms (a settled() costs a dozen calls),
+# and not scaled (what it waits for is the servers' own timing).
 poll() {
   local deadline=$(($(now_ms) + $1 * 1000))
   shift
-  until "$@" >/dev/null 2>&1; do
-    [ "$(now_ms)" -lt "$deadline" ] || return 1
-    sleep 0.25
-  done
+  poll_until "$deadline" 0.25 "$@"
 }
 
 # --- a master, a replica and three sentinels ---------------------------------------------------
@@ -42,7 +40,7 @@ start_sentinel_topology() {
 
 # _start_sentinel: one sentinel of master m (A), on a free port.
 _start_sentinel() {
-  local port dir pid
+  local port dir
   for _ in 1 2 3 4 5; do
     port=$(_server_port)
     dir="$TEST_TMP/sentinel-$port"
@@ -57,14 +55,10 @@ sentinel failover-timeout m 4000
 sentinel parallel-syncs m 1
 CONF
     redis-server "$dir/sentinel.conf" --sentinel --logfile "$dir/log" &
-    pid=$!
-    if _server_up "$pid" "$port"; then
-      _redis_pids+=("$pid")
+    if _kept_if_up $! "$port"; then
       sentinel_ports+=("$port")
       return 0
     fi
-    kill -9 "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
   done
   fail "a sentinel did not start (last tried port $port)"
 }
@@ -131,10 +125,22 @@ _server_up() {
   return 1
 }
 
+# _kept_if_up PID PORT: a server just started is kept (stopped with the test) when it answers
+# (_server_up); otherwise it is killed, and the caller tries another port (false).
+_kept_if_up() {
+  if _server_up "$1" "$2"; then
+    _redis_pids+=("$1")
+    return 0
+  fi
+  kill -9 "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+  return 1
+}
+
 # _start_cluster_node UID: one node, as UID, on a free port (its bus port 10000 above it);
 # another port when it cannot start on the first (taken meanwhile, by a client's own port).
 _start_cluster_node() {
-  local uid=$1 port dir pid
+  local uid=$1 port dir
   for _ in 1 2 3 4 5; do
     port=$(_server_port)
     if [ "$port" -ge 55000 ] || [ -n "${UID_OF[$port]:-}" ]; then continue; fi
@@ -145,15 +151,11 @@ _start_cluster_node() {
       --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" --logfile "$dir/log" \
       --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 1000 \
       --cluster-replica-validity-factor 0 &
-    pid=$!
-    if _server_up "$pid" "$port"; then
-      _redis_pids+=("$pid")
+    if _kept_if_up $! "$port"; then
       UID_OF[$port]=$uid
       SERVER_PORTS+=("$port")
       return 0
     fi
-    kill -9 "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
   done
   fail "a cluster node did not start (last tried port $port)"
 }

@@ -6,11 +6,13 @@ source "$(dirname "$0")/lib.sh"
 start_redis R
 G=("$RCOORD" --url "$R_URL")
 
-token=$("${G[@]}" gate acquire --lock ga --shared-lock gb --sem gs:3:2 --rate gr:5/s --ttl 60s)
+# A rate of 5/h keeps its state for minutes: at 5/s it would be full again, its state gone and
+# no longer listed, before a slow (sanitized) `ls` looks.
+token=$("${G[@]}" gate acquire --lock ga --shared-lock gb --sem gs:3:2 --rate gr:5/h --ttl 60s)
 listed=$("${G[@]}" ls --type gate)
 assert_contains "$listed" "gate"
 assert_contains "$listed" "$token"
-assert_contains "$listed" "holds lock ga, shared-lock gb, sem gs:3:2, rate gr:5/s, expires in"
+assert_contains "$listed" "holds lock ga, shared-lock gb, sem gs:3:2, rate gr:5/h, expires in"
 all=$("${G[@]}" ls)
 for part in "lock *ga *held by" "lock *gb *shared by 1 reader" "sem *gs *2 of 3" "limit *gr"; do
   echo "$all" | grep -q "^$part" || fail "ls does not show the part '$part': $all"
@@ -29,7 +31,7 @@ assert_eq "$("${G[@]}" metrics | grep -c "$token" || true)" 0 "metrics exports a
 pass "metrics exports the parts, not the gate"
 
 expect 1 "${G[@]}" rm --type gate "$token"
-assert_contains "$ERR" "is in use: held: lock ga, shared-lock gb, sem gs:3:2, rate gr:5/s"
+assert_contains "$ERR" "is in use: held: lock ga, shared-lock gb, sem gs:3:2, rate gr:5/h"
 assert_eq "$("${G[@]}" gate status --token "$token" | sed -n 1p)" "held: true" "a refused rm left the gate"
 expect 0 "${G[@]}" rm --type gate "$token" --force --dry-run
 assert_eq "$("${G[@]}" gate status --token "$token" | sed -n 1p)" "held: true" "--dry-run left the gate"

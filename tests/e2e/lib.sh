@@ -357,16 +357,24 @@ assert_lines() {
   [ "$n" -eq "$2" ] || fail "${3:-line count}: got $n lines, want $2: $1"
 }
 
+# poll_until DEADLINE_MS PAUSE CMD...: runs CMD every PAUSE seconds until it succeeds, or
+# gives up (1) once now_ms has passed DEADLINE_MS.
+poll_until() {
+  local deadline=$1 pause=$2
+  shift 2
+  until "$@" >/dev/null 2>&1; do
+    [ "$(now_ms)" -lt "$deadline" ] || return 1
+    sleep "$pause"
+  done
+}
+
 # wait_until SECONDS CMD...: polls CMD every 20 ms until it succeeds, or gives up after
 # scaled SECONDS (a limit on patience, not a bound under test).
 wait_until() {
   local deadline
   deadline=$(($(now_ms) + $(scaled $(($1 * 1000)))))
   shift
-  until "$@" >/dev/null 2>&1; do
-    [ "$(now_ms)" -lt "$deadline" ] || return 1
-    sleep 0.02
-  done
+  poll_until "$deadline" 0.02 "$@"
 }
 
 # wait_blocked PORTS N: waits (up to 20 s, scaled) until N clients of the servers on PORTS
