@@ -23,11 +23,11 @@ poll() {
 
 # --- a master, a replica and three sentinels ---------------------------------------------------
 start_sentinel_topology() {
-  local port
+  local port n
   start_redis A
   start_redis B --replicaof 127.0.0.1 "$A_PORT"
   sentinel_ports=()
-  for _ in 1 2 3; do _start_sentinel; done
+  for n in 1 2 3; do _start_sentinel "$n"; done
   CONNECT=()
   for port in "${sentinel_ports[@]}"; do CONNECT+=(--sentinel "127.0.0.1:$port"); done
   CONNECT+=(--sentinel-master m)
@@ -38,29 +38,14 @@ start_sentinel_topology() {
   cut_off() { fault_cut_port_except_uid "$1"; }
 }
 
-# _start_sentinel: one sentinel of master m (A), on a free port.
+# _start_sentinel N: sentinel N of master m (A), by lib.sh's start_sentinel, with this topology's
+# settings: quorum 2, down after 1 s.
 _start_sentinel() {
-  local port dir
-  for _ in 1 2 3 4 5; do
-    port=$(_server_port)
-    dir="$TEST_TMP/sentinel-$port"
-    mkdir -p "$dir"
-    cat >"$dir/sentinel.conf" <<CONF
-port $port
-bind 127.0.0.1
-dir $dir
-sentinel monitor m 127.0.0.1 $A_PORT 2
-sentinel down-after-milliseconds m 1000
-sentinel failover-timeout m 4000
-sentinel parallel-syncs m 1
-CONF
-    redis-server "$dir/sentinel.conf" --sentinel --logfile "$dir/log" &
-    if _kept_if_up $! "$port"; then
-      sentinel_ports+=("$port")
-      return 0
-    fi
-  done
-  fail "a sentinel did not start (last tried port $port)"
+  start_sentinel "S$1" m "$A_PORT" "sentinel down-after-milliseconds m 1000" \
+    "sentinel failover-timeout m 4000" "sentinel parallel-syncs m 1"
+  local port_var="S$1_PORT"
+  redis-cli -p "${!port_var}" sentinel set m quorum 2 >/dev/null
+  sentinel_ports+=("${!port_var}")
 }
 
 sentinel_master_port() {
@@ -113,27 +98,15 @@ start_cluster_topology() {
   settled() { cluster_settled; }
   cut_off() { cluster_cut "$1"; }
 }
-# _server_up PID PORT: the server PID answers on PORT within 10 s (false at once when it
-# exited: its port was taken).
-_server_up() {
-  local deadline=$(($(now_ms) + 10000))
-  while [ "$(now_ms)" -lt "$deadline" ]; do
-    kill -0 "$1" 2>/dev/null || return 1
-    redis-cli -p "$2" ping >/dev/null 2>&1 && return 0
-    sleep 0.05
-  done
-  return 1
-}
-
-# _kept_if_up PID PORT: a server just started is kept (stopped with the test) when it answers
-# (_server_up); otherwise it is killed, and the caller tries another port (false).
+# _kept_if_up PID PORT: a server just started is kept (stopped with the test) once it answers
+# on PORT (lib.sh's _await_server); one that exited (its port was taken) is dropped, and the
+# caller tries another port (false).
 _kept_if_up() {
-  if _server_up "$1" "$2"; then
+  if _await_server "$1" _is_server_on_port "$1" "$2"; then
     _redis_pids+=("$1")
     return 0
   fi
-  kill -9 "$1" 2>/dev/null || true
-  wait "$1" 2>/dev/null || true
+  _drop_server "$1"
   return 1
 }
 
