@@ -26,8 +26,11 @@ ttl=$(field "$json" ttl_ms)
 assert_contains "$("${G[@]}" top --type gate | cat)" "$token"
 pass "ls and top list a gate's record with its parts and its TTL, and its parts as objects"
 
-assert_eq "$("${G[@]}" metrics | grep -c "$token" || true)" 0 "metrics exports a series per gate"
-"${G[@]}" metrics | grep -q '^rcoord_lock_held{name="ga"} 1' || fail "metrics: the lock part is not held"
+# read whole first: `grep -q` stops reading at its match, and a pipeline under pipefail would
+# then fail on metrics' SIGPIPE when its output comes in more than one write
+metrics=$("${G[@]}" metrics)
+assert_eq "$(grep -c "$token" <<<"$metrics" || true)" 0 "metrics exports a series per gate"
+grep -q '^rcoord_lock_held{name="ga"} 1' <<<"$metrics" || fail "metrics: the lock part is not held"
 pass "metrics exports the parts, not the gate"
 
 expect 1 "${G[@]}" rm --type gate "$token"
