@@ -52,8 +52,10 @@ struct Contended {
   std::string_view type;
   std::string_view noun;  ///< in the HELP lines
 };
-constexpr Contended kContended[] = {
-    {"lock", "the lock"}, {"sem", "permits of the semaphore"}, {"elect", "the leadership"}};
+constexpr Contended kContended[] = {{"lock", "the lock"},
+                                    {"sem", "permits of the semaphore"},
+                                    {"elect", "the leadership"},
+                                    {"gate", "every part of the gate"}};
 
 // The two metrics of the scrape itself, before the objects' (SPEC §6).
 constexpr Metric kUp = {

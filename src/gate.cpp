@@ -12,6 +12,9 @@
 #include "gate_parts.hpp"
 #include "limit.hpp"
 #include "lock.hpp"
+#include "lua_scripts.hpp"
+#include "reply.hpp"
+#include "script.hpp"
 #include "semaphore.hpp"
 
 namespace rcoord::gate {
@@ -209,6 +212,26 @@ std::string record_key(const Keys& keys, std::string_view token) {
   return gate_record_key(keys, token);
 }
 
+std::string counters_name(const std::vector<Part>& ordered) {
+  std::string out;
+  for (const auto& p : ordered) {
+    if (!out.empty()) out += ',';
+    out += fmt::format("{}:{}", kind_name(p.kind), p.name);
+  }
+  return out;
+}
+
+std::string counters_key(const Keys& keys, const std::vector<Part>& ordered) {
+  return keys.aux(kGateType, counters_name(ordered), "stats");
+}
+
+std::int64_t count_take(Connection& conn, const Keys& keys, const std::vector<Part>& ordered,
+                        std::string_view outcome, std::int64_t busy_since) {
+  Reply r = eval(conn, lua::kGateCount, {counters_key(keys, ordered)},
+                 {std::string(outcome), busy_since > 0 ? std::to_string(busy_since) : ""});
+  return reply_integer(r.get());
+}
+
 std::string describe(const Part& part) {
   switch (part.kind) {
     case Kind::kSem:
@@ -313,6 +336,22 @@ Status status(Connection& conn, const Keys& keys, std::string_view token) {
   return out;
 }
 
+namespace {
+
+// A part of a running gate was lost: counted in the gate's counters, as far as the server
+// answers before `deadline` (the loss is what matters now, not its count).
+void count_lost(Connection& conn, const Keys& keys, const std::vector<Part>& ordered,
+                Lease::Clock::time_point deadline) {
+  try {
+    DeadlineCap bounded(conn, deadline);
+    count_take(conn, keys, ordered, "lost", 0);
+  } catch (const Error&) {
+    // The part's own counters have the loss already; the gate's miss it.
+  }
+}
+
+}  // namespace
+
 Lease lease(Connection& conn, const Keys& keys, const Taken& taken, Millis ttl) {
   auto subs = std::make_shared<std::vector<Lease>>();
   auto taken_at = GateClock::time_point::max();
@@ -340,10 +379,15 @@ Lease lease(Connection& conn, const Keys& keys, const Taken& taken, Millis ttl) 
   }
   if (taken_at == GateClock::time_point::max()) taken_at = GateClock::now();
   std::string record = gate_record_key(keys, taken.token);
+  std::vector<Part> ordered;
+  for (const auto& p : taken.parts) ordered.push_back(p.part);
   Lease held{ttl, taken_at, nullptr, nullptr, nullptr, {}};
-  held.renew = [subs, &conn, record, ttl](Lease::Clock::time_point deadline) {
+  held.renew = [subs, &conn, &keys, record, ordered, ttl](Lease::Clock::time_point deadline) {
     for (auto& part : *subs) {
-      if (!part.renew(deadline)) return false;  // one part lost: the gate is lost
+      if (!part.renew(deadline)) {  // one part lost: the gate is lost
+        count_lost(conn, keys, ordered, deadline);
+        return false;
+      }
     }
     DeadlineCap bounded(conn, deadline);
     conn.command({"PEXPIRE", record, std::to_string(ttl.count())});

@@ -20,7 +20,10 @@
 /// the gate. `<prefix>{gate:TOKEN}` a hash recording the parts (`n`, then `1`..`n`, each
 /// `type US limit US permits US name`), with the parts' TTL: written once every part is held
 /// (on one server by the same script), deleted on release, so that a token alone finds its
-/// parts.
+/// parts. `<prefix>{gate:PARTS}:stats` the take counters of every gate of those parts
+/// (counters_name): takes that got every part, calls refused at their first try, holds lost,
+/// and the waits; on one server written by the take script itself, on a Cluster by one more
+/// command when the call is first refused and when it gets every part.
 
 #include <chrono>
 #include <cstdint>
@@ -72,12 +75,14 @@ struct TakeOptions {
 struct PartTaken {
   Part part;
   bool acquired = false;
-  std::int64_t fence = 0;                        ///< lock, shared-lock
-  std::int64_t holders = 0;                      ///< sem
-  std::int64_t in_use = 0;                       ///< sem
-  std::int64_t remaining = 0;                    ///< rate
-  std::int64_t ttl_ms = 0;                       ///< refused lock: the holders' remaining TTL
-  std::int64_t retry_after_ms = 0;               ///< refused rate (-1: never)
+  std::int64_t fence = 0;           ///< lock, shared-lock
+  std::int64_t holders = 0;         ///< sem
+  std::int64_t in_use = 0;          ///< sem
+  std::int64_t remaining = 0;       ///< rate
+  std::int64_t ttl_ms = 0;          ///< refused lock: the holders' remaining TTL
+  std::int64_t retry_after_ms = 0;  ///< refused rate (-1: never)
+  /// Refused lock or sem: the server time of its busy answer (its next tries pass it on).
+  std::int64_t busy_since = 0;
   std::chrono::steady_clock::time_point sent{};  ///< when its take was sent
 };
 
@@ -123,6 +128,14 @@ std::string record_key(const Keys& keys, std::string_view token);
 std::optional<std::vector<Part>> decode_record(const redisReply* reply, std::string_view key);
 /// A part as `ls` shows it: `lock a`, `shared-lock b`, `sem s:4:2`, `rate r:10/s`.
 std::string describe(const Part& part);
+
+/// The name a gate's take counters go by (`metrics`: `rcoord_gate_acquired_total{name=…}`):
+/// its parts in the global order as `TYPE:NAME`, joined by commas (`lock:db,sem:encoders`), so
+/// that every take of the same parts counts in the same place, whatever its token.
+std::string counters_name(const std::vector<Part>& ordered);
+/// `<prefix>{gate:NAME}:stats`, NAME counters_name(ordered): the gate's take counters
+/// (src/lua/lib/contention.lua), beside the parts' own.
+std::string counters_key(const Keys& keys, const std::vector<Part>& ordered);
 
 /// One part of a release, an extension or a status.
 struct PartState {

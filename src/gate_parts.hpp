@@ -2,6 +2,7 @@
 /// What gate.cpp (records, release, extend, status, lease) and gate_take.cpp (taking a gate:
 /// one script on one server, the ordered take on a Cluster) share about a gate's parts.
 
+#include <cstdint>
 #include <string_view>
 #include <vector>
 
@@ -26,5 +27,12 @@ bool give_back_part(Connection& conn, const Keys& keys, const Part& part, std::s
 
 /// gate_record's ARGV: the TTL, then `n` and each part.
 Args record_args(const std::vector<Part>& parts, Millis ttl);
+
+/// Counts `outcome` ("acquired", "busy" or "lost") of a take of `ordered` in its counters
+/// (gate_count.lua), where no gate_take script did: the ordered take of a Cluster, a part
+/// found lost. `busy_since` is the server time (ms) of the call's first refusal, 0 for none.
+/// Returns the server time in ms. Throws Error as Connection::command does.
+std::int64_t count_take(Connection& conn, const Keys& keys, const std::vector<Part>& ordered,
+                        std::string_view outcome, std::int64_t busy_since);
 
 }  // namespace rcoord::gate

@@ -28,48 +28,58 @@ using TakeClock = std::chrono::steady_clock;
 // in a semaphore's queue lasts three such heartbeats.
 constexpr Millis kGateHeartbeat = lock::kWaiterHeartbeat;
 
+// What a try of a gate passes to each part's take besides the gate's options.
+struct PartTry {
+  bool enlist = false;          ///< a refusal leaves us among its waiters
+  std::int64_t busy_since = 0;  ///< the server time of this call's first refusal by the part
+};
+
 // The options of a lock or semaphore part's single try (try_gate_part's).
 lock::AcquireOptions gate_lock_options(const Part& part, const std::string& token,
-                                       const TakeOptions& opts, bool enlist) {
+                                       const TakeOptions& opts, PartTry how) {
   lock::AcquireOptions lo;
   lo.ttl = opts.ttl;
   lo.token = token;
   lo.shared = part.kind == Kind::kSharedLock;
   lo.who = opts.who;
-  lo.enlist = enlist;
-  lo.busy_is_final = !enlist;
+  lo.enlist = how.enlist;
+  lo.busy_is_final = !how.enlist;
+  lo.busy_since = how.busy_since;
   return lo;
 }
 
 semaphore::TakeOptions gate_sem_options(const Part& part, const std::string& token,
-                                        const TakeOptions& opts, bool enlist) {
+                                        const TakeOptions& opts, PartTry how) {
   semaphore::TakeOptions so;
   so.limit = part.limit;
   so.permits = part.permits;
   so.ttl = opts.ttl;
   so.token = token;
   so.who = opts.who;
-  so.enlist = enlist;
+  so.enlist = how.enlist;
+  so.busy_since = how.busy_since;
   return so;
 }
 
-// One single try of a lock or semaphore part. `enlist`: a refusal leaves us among its waiters.
+// One single try of a lock or semaphore part.
 PartTaken try_gate_part(Connection& conn, const Keys& keys, const Part& part,
-                        const std::string& token, const TakeOptions& opts, bool enlist) {
+                        const std::string& token, const TakeOptions& opts, PartTry how) {
   PartTaken out{part};
   if (part.kind == Kind::kSem) {
-    auto r = semaphore::take(conn, keys, part.name, gate_sem_options(part, token, opts, enlist));
+    auto r = semaphore::take(conn, keys, part.name, gate_sem_options(part, token, opts, how));
     out.acquired = r.acquired;
     out.holders = r.holders;
     out.in_use = r.in_use;
     out.sent = r.sent;
+    out.busy_since = r.busy_since;
     return out;
   }
-  auto r = lock::acquire(conn, keys, part.name, gate_lock_options(part, token, opts, enlist));
+  auto r = lock::acquire(conn, keys, part.name, gate_lock_options(part, token, opts, how));
   out.acquired = r.acquired;
   out.fence = r.fence;
   out.ttl_ms = r.ttl_ms;
   out.sent = r.sent;
+  out.busy_since = r.busy_since;
   return out;
 }
 
@@ -110,6 +120,8 @@ constexpr auto kGateNotEnlisted = static_cast<std::size_t>(-1);
 struct GateAttempt {
   bool refused = false;
   std::size_t at = 0;  ///< refused: the index of the part that refused
+  /// The server time (ms) of the try, where the gate_take script said it (0: not said).
+  std::int64_t server_ms = 0;
 };
 
 // The server answered CROSSSLOT: the keys of the parts live in different slots of a Redis
@@ -118,13 +130,32 @@ bool gate_crossslot(const Error& e) {
   return e.code() == kServer && std::string_view(e.what()).find("CROSSSLOT") != std::string::npos;
 }
 
-// One try of every part of `ordered` in one script (gate_take), all or nothing, the record
-// written with them; nullopt on a Redis Cluster, where the script cannot run (nothing ran).
-std::optional<GateAttempt> gate_one_script(Connection& conn, const Keys& keys,
-                                           const std::vector<Part>& ordered,
-                                           const std::string& token, const TakeOptions& opts,
-                                           bool waiting, std::size_t attempt,
+// What the tries of one call share, and what each passes on to the next: the server times of
+// the call's first refusal, by the gate and by each part, from which their waits are counted.
+struct GateCall {
+  const std::vector<Part>& ordered;
+  const std::string& token;
+  const TakeOptions& opts;
+  bool waiting = false;
+  std::size_t attempt = 0;
+  std::int64_t busy_since = 0;           ///< the gate's first refusal (0: none yet)
+  std::vector<std::int64_t> part_since;  ///< each part's (by ordered's index)
+
+  PartTry part_try(std::size_t i) const { return {waiting, part_since[i]}; }
+  // A try refused by part `at`, whose answer is `no`: what the next tries pass on.
+  void refused(std::size_t at, std::int64_t server_ms, const PartTaken& no) {
+    if (busy_since == 0) busy_since = server_ms;
+    if (part_since[at] == 0) part_since[at] = no.busy_since;
+  }
+};
+
+// One try of every part in one script (gate_take), all or nothing, the record written with
+// them; nullopt on a Redis Cluster, where the script cannot run (nothing ran).
+std::optional<GateAttempt> gate_one_script(Connection& conn, const Keys& keys, const GateCall& gc,
                                            std::vector<PartTaken>& out) {
+  const std::vector<Part>& ordered = gc.ordered;
+  const std::string& token = gc.token;
+  const TakeOptions& opts = gc.opts;
   Args k;
   Args args{std::to_string(ordered.size())};
   for (std::size_t i = 0; i < ordered.size(); ++i) {
@@ -132,13 +163,13 @@ std::optional<GateAttempt> gate_one_script(Connection& conn, const Keys& keys,
     Call call;
     if (part.kind == Kind::kSem) {
       call = semaphore::take_call(keys, part.name, token,
-                                  gate_sem_options(part, token, opts, waiting));
+                                  gate_sem_options(part, token, opts, gc.part_try(i)));
     } else if (part.kind == Kind::kRate) {
       call = limit::decision_call(keys, part.name, rate_params(part), -1, false,
-                                  fmt::format("{}:{}:{}", token, attempt, i));
+                                  fmt::format("{}:{}:{}", token, gc.attempt, i));
     } else {
-      call =
-          lock::acquire_call(keys, part.name, token, gate_lock_options(part, token, opts, waiting));
+      call = lock::acquire_call(keys, part.name, token,
+                                gate_lock_options(part, token, opts, gc.part_try(i)));
     }
     // EVALSHA sha numkeys key... arg...
     auto nkeys = static_cast<std::ptrdiff_t>(std::stoul(call.args[2]));
@@ -150,6 +181,8 @@ std::optional<GateAttempt> gate_one_script(Connection& conn, const Keys& keys,
     k.insert(k.end(), first_key, first_key + nkeys);
   }
   k.push_back(record_key(keys, token));
+  k.push_back(counters_key(keys, ordered));
+  args.push_back(gc.busy_since > 0 ? std::to_string(gc.busy_since) : std::string());
   Args record = record_args(ordered, opts.ttl);
   args.insert(args.end(), record.begin(), record.end());
 
@@ -168,13 +201,16 @@ std::optional<GateAttempt> gate_one_script(Connection& conn, const Keys& keys,
   const redisReply* reply = r.get();
   GateAttempt result;
   result.refused = !take.took(reply);
-  std::size_t answered = reply->elements > 2 ? reply->elements - 2 : 0;
+  // {granted, refusing index, server ms, each part's answer}
+  constexpr std::size_t kHead = 3;
+  std::size_t answered = reply->elements > kHead ? reply->elements - kHead : 0;
   if (answered == 0 || answered > ordered.size()) {
     throw Error(kServer, "unexpected reply from the gate_take script");
   }
   result.at = answered - 1;
+  result.server_ms = element_integer(reply, 2, "gate_take");
   for (std::size_t i = 0; i < answered; ++i) {
-    const redisReply* one = reply->element[i + 2];
+    const redisReply* one = reply->element[i + kHead];
     PartTaken p{ordered[i]};
     p.sent = sent;
     p.acquired = element_integer(one, 0, "gate_take") == 1;
@@ -187,9 +223,13 @@ std::optional<GateAttempt> gate_one_script(Connection& conn, const Keys& keys,
       semaphore::decode_take(one, t);
       p.holders = t.holders;
       p.in_use = t.in_use;
+      // a refusal answers its first busy time after the permits a take answers
+      p.busy_since = p.acquired ? 0 : element_integer(one, 5, "gate_take");
     } else {
       p.fence = p.acquired ? element_integer(one, 1, "gate_take") : 0;
       p.ttl_ms = p.acquired ? 0 : element_integer(one, 2, "gate_take");
+      // a refusal of a lock answers its first busy time where a take answers `refreshed`
+      p.busy_since = p.acquired ? 0 : element_integer(one, 3, "gate_take");
     }
     out.push_back(std::move(p));
   }
@@ -201,16 +241,17 @@ std::optional<GateAttempt> gate_one_script(Connection& conn, const Keys& keys,
 // refusing rate giving back the rates consumed before it. `enlisted` (ordered's index of the
 // part we wait among, or kGateNotEnlisted) is updated. The record is written when every part
 // is held.
-GateAttempt gate_ordered_try(Connection& conn, const Keys& keys, const std::vector<Part>& ordered,
-                             const std::string& token, const TakeOptions& opts, bool waiting,
-                             std::size_t attempt, std::size_t& enlisted,
-                             std::vector<PartTaken>& out) {
+GateAttempt gate_ordered_try(Connection& conn, const Keys& keys, const GateCall& gc,
+                             std::size_t& enlisted, std::vector<PartTaken>& out) {
+  const std::vector<Part>& ordered = gc.ordered;
+  const std::string& token = gc.token;
+  const TakeOptions& opts = gc.opts;
   const Ending withdrawn{.how = Ending::How::kWithdrawn, .who = opts.who};
   const Ending given_back{.who = opts.who};
   bool refused = false;
   std::size_t i = 0;
   for (; i < ordered.size() && ordered[i].kind != Kind::kRate; ++i) {
-    out.push_back(try_gate_part(conn, keys, ordered[i], token, opts, waiting));
+    out.push_back(try_gate_part(conn, keys, ordered[i], token, opts, gc.part_try(i)));
     if (!out.back().acquired) {
       refused = true;
       break;
@@ -224,7 +265,7 @@ GateAttempt gate_ordered_try(Connection& conn, const Keys& keys, const std::vect
   enlisted = kGateNotEnlisted;
   if (refused) {
     give_back_taken(conn, keys, out, token, given_back);
-    if (waiting) enlisted = i;
+    if (gc.waiting) enlisted = i;
     return {true, i};
   }
   // Every lock and permit is held: now the rates, each given back if a later one refuses.
@@ -232,7 +273,7 @@ GateAttempt gate_ordered_try(Connection& conn, const Keys& keys, const std::vect
   for (; i < ordered.size(); ++i) {
     PartTaken p{ordered[i]};
     p.sent = TakeClock::now();
-    std::string member = fmt::format("{}:{}:{}", token, attempt, i);
+    std::string member = fmt::format("{}:{}:{}", token, gc.attempt, i);
     auto params = rate_params(ordered[i]);
     auto raw = limit::evaluate(conn, keys, ordered[i].name, params, -1, false, member);
     p.acquired = raw.allowed;
@@ -261,18 +302,29 @@ GateAttempt gate_ordered_try(Connection& conn, const Keys& keys, const std::vect
   return {false, 0};
 }
 
+// The ordered take's outcome in the gate's counters (the one script counts its own): every
+// part held, or the call's first refusal, whose server time the call's next tries pass on.
+void count_ordered(Connection& conn, const Keys& keys, const GateCall& gc, GateAttempt& attempt) {
+  if (!attempt.refused) {
+    count_take(conn, keys, gc.ordered, "acquired", gc.busy_since);
+  } else if (gc.busy_since == 0) {
+    attempt.server_ms = count_take(conn, keys, gc.ordered, "busy", 0);
+  }
+}
+
 // gate_ordered_try, whose error (a key that holds another type, a lost server) gives back what
 // the try took, as a refusal does, before it goes on: a gate that fails holds nothing. The
 // give-back is best effort (the server may be gone: the parts then end with their TTL), and a
 // rate slot consumed stays consumed.
-GateAttempt gate_ordered(Connection& conn, const Keys& keys, const std::vector<Part>& ordered,
-                         const std::string& token, const TakeOptions& opts, bool waiting,
-                         std::size_t attempt, std::size_t& enlisted, std::vector<PartTaken>& out) {
+GateAttempt gate_ordered(Connection& conn, const Keys& keys, const GateCall& gc,
+                         std::size_t& enlisted, std::vector<PartTaken>& out) {
   try {
-    return gate_ordered_try(conn, keys, ordered, token, opts, waiting, attempt, enlisted, out);
+    GateAttempt tried = gate_ordered_try(conn, keys, gc, enlisted, out);
+    count_ordered(conn, keys, gc, tried);
+    return tried;
   } catch (const Error&) {
     try {
-      give_back_taken(conn, keys, out, token, Ending{.who = opts.who});
+      give_back_taken(conn, keys, out, gc.token, Ending{.who = gc.opts.who});
     } catch (const Error&) {
       // Unreachable now: the parts end with their TTL; the first error is the one to say.
     }
@@ -297,11 +349,13 @@ Taken take(Connection& conn, const Keys& keys, const std::vector<Part>& parts,
   std::size_t enlisted = kGateNotEnlisted;
   // One script until the server turns out to be a Redis Cluster (then the ordered take).
   bool one_script = true;
+  GateCall gc{ordered, token, opts, waiting, 0, 0, std::vector<std::int64_t>(ordered.size(), 0)};
   for (std::size_t attempt = 0;; ++attempt) {
     result.parts.clear();
+    gc.attempt = attempt;
     std::optional<GateAttempt> tried;
     if (one_script) {
-      tried = gate_one_script(conn, keys, ordered, token, opts, waiting, attempt, result.parts);
+      tried = gate_one_script(conn, keys, gc, result.parts);
       one_script = tried.has_value();
       if (tried) {
         // Refused by another part than the one we wait among: leave that place. (A granted
@@ -314,9 +368,9 @@ Taken take(Connection& conn, const Keys& keys, const std::vector<Part>& parts,
       }
     }
     if (!tried) {
-      tried =
-          gate_ordered(conn, keys, ordered, token, opts, waiting, attempt, enlisted, result.parts);
+      tried = gate_ordered(conn, keys, gc, enlisted, result.parts);
     }
+    if (tried->refused) gc.refused(tried->at, tried->server_ms, result.parts.back());
     result.waited_ms = waiting::since(start).count();
     if (!tried->refused) {
       result.acquired = true;

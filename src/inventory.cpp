@@ -217,6 +217,8 @@ bool may_expire(const std::string& type) {
 // an object to report), and when an object given --expire ends.
 void with_presence_and_expiry(Probe& p, const Keys& keys) {
   if (p.start) return;  // its reading checks what is left itself, and none of them expires
+  // A gate is its record, which its probe reads (and finds gone, leaving only counters).
+  if (p.object.type == "gate") return;
   const std::string& type = p.object.type;
   const std::string& name = p.object.name;
   std::vector<Call> extra;
@@ -293,6 +295,19 @@ void with_contention(Probe& p, const Keys& keys) {
   };
 }
 
+// A gate's take counters, read beside its record. They are named by the gate's parts, not by a
+// token (gate::counters_name): the walk finds them alone, with no record (probe_gate drops it,
+// and the counters are reported).
+void with_gate_contention(Probe& p, const Keys& keys) {
+  std::vector<Call> calls{plain({"HGETALL", keys.aux("gate", p.object.name, "stats")})};
+  for (auto& c : p.calls) calls.push_back(std::move(c));
+  next_round(p, std::move(calls),
+             [decode = std::move(p.decode)](Probe& q, std::span<const Reply> r) {
+               q.object.contention = contention_of(r[0].get());
+               decode(q, r.subspan(1));
+             });
+}
+
 Probe probe_for(const Keys& keys, std::string type, std::string name, bool contention) {
   Probe p;
   p.object.type = std::move(type);
@@ -334,6 +349,7 @@ Probe probe_for(const Keys& keys, std::string type, std::string name, bool conte
     probe_gate(p, keys);
   }
   if (contention && (t == "lock" || t == "sem" || t == "elect")) with_contention(p, keys);
+  if (contention && t == "gate") with_gate_contention(p, keys);
   with_presence_and_expiry(p, keys);
   return p;
 }

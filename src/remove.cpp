@@ -78,7 +78,8 @@ const std::vector<Suffix>* layout(std::string_view type) {
   static const std::vector<Suffix> kRecent = {{"", "list"}};
   static const std::vector<Suffix> kSignal = {{"", "zset"}};
   static const std::vector<Suffix> kLatch = {{"", "hash"}};
-  static const std::vector<Suffix> kGate = {{"", "hash"}};
+  // A gate's record is named by its token, its take counters by its parts (gate.hpp).
+  static const std::vector<Suffix> kGate = {{"", "hash"}, {"stats", "hash", false, true}};
   if (type == "lock") return &kLock;
   if (type == "sem") return &kSem;
   if (type == "elect") return &kElect;
@@ -94,16 +95,33 @@ const std::vector<Suffix>* layout(std::string_view type) {
   return nullptr;
 }
 
-// A gate is its record: there while the token holds its parts, so always in use. With
-// --force its parts are given back (each recording who did) and the record deleted.
-Removed remove_gate(Connection& conn, const Keys& keys, std::string_view token, const Options& opts,
-                    Removed out) {
-  auto parts = gate::recorded_parts(conn, keys, token);
-  if (!parts) {
+// The take counters of the gates of some parts (the name `metrics` gives them, gate.hpp's
+// counters_name): nothing holds them, so they go as any object's counters go with it.
+Removed remove_gate_counters(Connection& conn, const Keys& keys, std::string_view name,
+                             const Options& opts, Removed out) {
+  std::string counters = keys.aux("gate", name, "stats");
+  if (reply_integer(conn.command({"EXISTS", counters}).get()) == 0) {
     out.absent = true;
     out.reason = "no such gate";
     return out;
   }
+  out.keys = 1;
+  if (opts.dry_run) {
+    out.would_remove = true;
+    return out;
+  }
+  conn.command({"DEL", counters});
+  out.removed = true;
+  return out;
+}
+
+// A gate is its record: there while the token holds its parts, so always in use. With
+// --force its parts are given back (each recording who did) and the record deleted. A name
+// with no record may be a gate's counters.
+Removed remove_gate(Connection& conn, const Keys& keys, std::string_view token, const Options& opts,
+                    Removed out) {
+  auto parts = gate::recorded_parts(conn, keys, token);
+  if (!parts) return remove_gate_counters(conn, keys, token, opts, std::move(out));
   out.keys = 1;
   std::vector<std::string> shown;
   for (const auto& part : *parts) shown.push_back(gate::describe(part));

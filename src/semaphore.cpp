@@ -54,6 +54,8 @@ void check_options(const TakeOptions& opts) {
 // sem_take's ARGV for a first try of `opts` with `token`.
 Args take_args(const Keys& keys, std::string_view name, const std::string& token,
                const TakeOptions& opts) {
+  // The first busy answer's server time ('': none yet).
+  std::string busy_since = opts.busy_since > 0 ? std::to_string(opts.busy_since) : std::string();
   return {token,
           std::to_string(opts.limit),
           std::to_string(opts.permits),
@@ -64,7 +66,7 @@ Args take_args(const Keys& keys, std::string_view name, const std::string& token
           opts.who,
           std::to_string(keys.history_cap()),
           opts.wait || opts.enlist ? "0" : "1",  // without --wait a busy answer is the last
-          std::string()};                        // the first busy answer's server time: none yet
+          busy_since};
 }
 
 }  // namespace
@@ -82,6 +84,7 @@ Taken take(Connection& conn, const Keys& keys, std::string_view name, const Take
   Taken result;
   result.name = std::string(name);
   result.limit = opts.limit;
+  result.busy_since = opts.busy_since;
   std::string token = opts.token.empty() ? random_token() : opts.token;
   Args k = sem_keys(keys, name);
   std::string wake = wake_prefix(keys, name);
@@ -101,9 +104,10 @@ Taken take(Connection& conn, const Keys& keys, std::string_view name, const Take
       result.ttl_ms = opts.ttl.count();
       return result;
     }
-    if (args.back().empty()) {
+    if (result.busy_since == 0) {
       // The next tries count their wait from the first busy answer, on the server's clock.
-      args.back() = std::to_string(element_integer(r.get(), 5, kScripts));
+      result.busy_since = element_integer(r.get(), 5, kScripts);
+      args.back() = std::to_string(result.busy_since);
     }
     if (!opts.wait) return result;
     Millis left = opts.wait == Millis::max() ? Millis::max() : *opts.wait - since(start);

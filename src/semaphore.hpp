@@ -37,6 +37,10 @@ struct TakeOptions {
   /// not recorded as the call's last (a gate's waiter, gate.hpp, which waits by itself and
   /// must try again at least every second to keep its ticket).
   bool enlist = false;
+  /// The server time of the busy answer to the caller's first try (0: this call makes it):
+  /// the take counts its wait from there (src/lua/lib/contention.lua). A gate's tries again
+  /// pass the one its part got first.
+  std::int64_t busy_since = 0;
 };
 
 /// Member names are the JSON fields of SPEC §3.
@@ -55,6 +59,8 @@ struct Taken {
   std::chrono::steady_clock::time_point sent{};
   /// Who took it (TakeOptions::who; not printed): its give-back's history says so.
   std::string who{};
+  /// Refused (not printed): the server time of the busy answer to the caller's first try.
+  std::int64_t busy_since = 0;
 };
 
 /// Takes opts.permits of `limit` permits, waiting up to opts.wait in arrival order.

@@ -8,20 +8,26 @@
 -- take does; a rate that would refuse consumes nothing. So a refused gate takes nothing and
 -- writes nothing to the parts before the one that refused, nor to any after it. The server's
 -- TIME is read once: the decisions and the takes see one instant, and agree.
+-- The gate's own take counters (lib/contention.lua) count the call as a whole: `acquired` once
+-- every part is taken, `busy` at its first refusal, and the wait from that refusal.
 -- KEYS: per part, the keys its take script is given (in the order of ARGV's parts), then the
--- record hash `<prefix>{gate:TOKEN}`. On one server only: the parts' keys have different hash
--- tags (a Redis Cluster refuses the script, CROSSSLOT, before it runs).
+-- record hash `<prefix>{gate:TOKEN}`, then the gate's counters `<prefix>{gate:PARTS}:stats`.
+-- On one server only: the parts' keys have different hash tags (a Redis Cluster refuses the
+-- script, CROSSSLOT, before it runs).
 -- ARGV[1] n, the number of parts, then per part: its type (`lock`, `shared-lock`, `sem`,
 -- `rate`), how many keys and how many arguments its script takes, and those arguments (as
--- for a take of its own: a rate's are limit_gcra's, not a peek); then gate_record's ARGV.
--- returns {1, 0, reply of each part's take} when every part is taken | {0, i, reply of each
--- part up to i} when part i refused (those before it: their decide-only answers, as granted)
+-- for a take of its own: a rate's are limit_gcra's, not a peek); then the server time (ms) of
+-- this call's first refusal ('': none yet); then gate_record's ARGV.
+-- returns {1, 0, now, reply of each part's take} when every part is taken | {0, i, now, reply
+-- of each part up to i} when part i refused (those before it: their decide-only answers, as
+-- granted); `now` the server time in ms, which a refused call's next tries pass back
 -- @include lock_acquire
 -- @include lock_acquire_shared
 -- @include sem_take
 -- @include limit_gcra
 -- @include gate_record
 -- @lib instant
+-- @lib contention
 local takes = {
   ['lock'] = lock_acquire,
   ['shared-lock'] = lock_acquire_shared,
@@ -33,6 +39,8 @@ local decide_only_at = {['lock'] = 10, ['shared-lock'] = 10, ['sem'] = 12, ['rat
 
 -- One instant for every decision and take of this call.
 local clock = one_instant()
+local instant = clock.call('TIME')
+local now = tonumber(instant[1]) * 1000 + math.floor(tonumber(instant[2]) / 1000)
 
 local parts, at, first_key = {}, 2, 1
 for i = 1, tonumber(ARGV[1]) do
@@ -55,9 +63,17 @@ local function run(i, decide)
   return takes[p.kind](p.keys, p.argv, refuse_part, clock)
 end
 
+local since = tonumber(ARGV[at])
+local record_key, counters_key = KEYS[first_key], KEYS[first_key + 1]
+-- The gate's own keys hold what rcoord keeps there, or nothing: checked before any part is
+-- touched, as a script that fails halfway keeps what it wrote.
+check_types({'hash', 'hash'}, nil, {record_key, counters_key},
+            function(k, what, hint) refuse(first_key + k - 1, what, hint) end)
+
 local answers = {}
 local function refused(i)
-  local out = {0, i}
+  contention_busy(counters_key, since)
+  local out = {0, i, now}
   for j = 1, i do out[#out + 1] = answers[j] end
   return out
 end
@@ -73,7 +89,7 @@ for i, p in ipairs(parts) do
   end
 end
 
-local out = {1, 0}
+local out = {1, 0, now}
 for i = 1, #parts do
   local taken = run(i, '0')
   if taken[1] ~= 1 then
@@ -82,6 +98,7 @@ for i = 1, #parts do
   out[#out + 1] = taken
 end
 local record_argv = {}
-for a = at, #ARGV do record_argv[#record_argv + 1] = ARGV[a] end
-gate_record({KEYS[first_key]}, record_argv, refuse, clock)
+for a = at + 1, #ARGV do record_argv[#record_argv + 1] = ARGV[a] end
+gate_record({record_key}, record_argv, refuse, clock)
+contention_acquired(counters_key, since, now)
 return out

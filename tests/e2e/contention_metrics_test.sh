@@ -1,6 +1,6 @@
-# Contention you can see (SPEC §6): the take scripts count, per lock, semaphore and election,
-# the takes, the calls that found it taken, the holds found lost and the waits in buckets, and
-# `rcoord metrics` exports them as counters and a histogram. Proved with many real processes
+# Contention you can see (SPEC §6): the take scripts count, per lock, semaphore, election and
+# gate, the takes, the calls that found it taken, the holds found lost and the waits in buckets,
+# and `rcoord metrics` exports them as counters and a histogram. Proved with many real processes
 # contending: the counts are exact, the waits the server counted agree with those the takers
 # saw, a loss of any kind counts once, a Redlock's nodes each count their own, and the counts
 # outlive the holds (a lock free between its jobs) until rm.
@@ -10,7 +10,7 @@ start_redis R
 export RCOORD_URL=$R_URL
 
 # figures FAMILY NAME: one object's samples of a counter or histogram family, from `metrics`
-# text: `acquired busy lost count sum` for FAMILY lock|sem|elect, and the buckets checked
+# text: `acquired busy lost count sum` for FAMILY lock|sem|elect|gate, and the buckets checked
 # (cumulative, ending in +Inf = count).
 cat >"$TEST_TMP/figures.py" <<'PY'
 import sys
@@ -140,6 +140,54 @@ assert_eq "$acquired $busy $count" "2 2 2" "elect: leaders, refused candidates, 
 "$PY" -c "import sys; sys.exit(not float(sys.argv[1]) >= 0.3)" "$sum" ||
   fail "the candidate that waited over 0.3 s counted ${sum}s"
 pass "losses counted once each (lock broken, sem and elect keys deleted); an election's takes and wait"
+
+# Gates count as wholes, named by their parts in the global order: 6 processes x 3 runs of a
+# gate of a lock and a 2-permit semaphore, each waiting: every take once, every call refused
+# at most once however often it tried again, and the waits; a part broken under `gate run`
+# is the gate's loss too. The counts outlive the gates' records (gone with their holds).
+pids=()
+for _ in 1 2 3 4 5 6; do
+  (
+    for _ in 1 2 3; do
+      "$RCOORD" gate run --sem gs:2 --lock ga --wait 120s -- sleep 0.03 || exit 1
+    done
+  ) &
+  track $!
+  pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p" || fail "a gate worker failed"; done
+read -r acquired busy lost count sum <<<"$(figures gate "lock:ga,sem:gs")"
+assert_eq "$acquired $count $lost" "18 18 0" "gate: takes, waits, losses"
+[ "$busy" -ge 1 ] && [ "$busy" -le 18 ] || fail "gate busy_total $busy for 18 calls that waited"
+"$PY" -c "import sys; sys.exit(not float(sys.argv[1]) > 0)" "$sum" || fail "gate waits: ${sum}s"
+gate_figures="$busy calls busy, waits ${sum}s"
+# Its parts count their own takes too; a gate waiting through several of its retries (one a
+# second) counts one busy call, for itself and for the part it waited on, and one take each.
+read -r acquired _ <<<"$(figures lock ga)"
+assert_eq "$acquired" 18 "the gates' lock part: takes"
+held=$("$RCOORD" -o json lock acquire gw --ttl 60s)
+"$RCOORD" gate acquire --lock gw --ttl 30s --wait 60s >"$TEST_TMP/gate.token" &
+waiter=$!
+track "$waiter"
+quiet_period 2500 # two heartbeats or more: the waiting gate tries again at least twice
+"$RCOORD" lock release gw --token "$(json_field "$held" token)" >/dev/null
+wait "$waiter" || fail "the waiting gate did not take its lock"
+expect 0 "$RCOORD" gate release --token "$(cat "$TEST_TMP/gate.token")"
+read -r acquired busy _ <<<"$(figures gate "lock:gw")"
+assert_eq "$acquired $busy" "1 1" "a gate that retried while it waited: takes, busy calls"
+read -r acquired busy _ <<<"$(figures lock gw)"
+assert_eq "$acquired $busy" "2 1" "its lock part: takes (the holder's, the gate's), busy calls"
+rc "$RCOORD" gate run --lock gl --ttl 60s -- sh -c "sleep 0.5; '$RCOORD' lock break gl >/dev/null; sleep 30"
+assert_eq "$RC" 5 "gate run whose lock part was broken"
+read -r acquired _ lost _ <<<"$(figures gate "lock:gl")"
+assert_eq "$acquired $lost" "1 1" "gate lost_total"
+expect 1 "$RCOORD" ls --type gate # no gate listed: their holds ended, their counts stay
+expect 0 "$RCOORD" rm --type gate "lock:gl"
+"$RCOORD" metrics >"$TEST_TMP/metrics.prom"
+grep -q 'name="lock:gl"' "$TEST_TMP/metrics.prom" && fail "a gate's counts left after rm"
+read -r acquired _ <<<"$(figures gate "lock:ga,sem:gs")"
+assert_eq "$acquired" 18 "another gate's counts, after rm of one"
+pass "gates: 6 processes x 3 runs counted as wholes ($gate_figures); a waiting gate's retries not counted again, for it or its part; a loss once; rm by the parts' name"
 
 # A Redlock over 3 servers: each node counts its own; a waiter's retries count busy once per
 # node (its first try), however often it tries.

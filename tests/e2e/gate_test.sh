@@ -278,6 +278,18 @@ woken_after "$OUT" lock --lock w0 --shared-lock w1
 every_free l:w0 l:w1 s:ws
 pass "a waiting gate holds nothing and is woken by the release of a lock (${LOCK_MS}ms), a permit (${SEM_MS}ms) or a lock it wants shared (${WOKEN_MS}ms)"
 
+# The gates' own take counters (on a cluster, written by a command of their own): named by the
+# parts, each call refused once however often it tried again, each take once.
+metrics=$("${G[@]}" metrics)
+for sample in 'rcoord_gate_acquired_total{name="lock:w0,lock:w1,sem:ws"} 2' \
+  'rcoord_gate_busy_total{name="lock:w0,lock:w1,sem:ws"} 2' \
+  'rcoord_gate_wait_seconds_count{name="lock:w0,lock:w1,sem:ws"} 2' \
+  'rcoord_gate_acquired_total{name="lock:w0,shared-lock:w1"} 1' \
+  'rcoord_gate_busy_total{name="lock:w0,shared-lock:w1"} 1'; do
+  grep -qxF "$sample" <<<"$metrics" || fail "metrics: no '$sample' in: $(grep rcoord_gate_ <<<"$metrics")"
+done
+pass "the waiting gates' takes and refusals counted once each, under the gate's parts"
+
 # SIGTERM while waiting: nothing held, and no place left among a lock's writers or a sem's queue
 interrupted() {
   local pid
