@@ -1,7 +1,8 @@
 # What the operator commands show of a gate: `ls` and `top` list its record (named by its
 # token) with its parts, beside the parts themselves as ordinary objects; `rm --type gate`
 # refuses a held gate, and with --force gives back every part it holds; `metrics` exports no
-# series per gate (one per token would never come back), only its parts'.
+# series per token (one per token would never come back): its parts', and the gate's take
+# counters under the parts' names (contention_metrics_test).
 source "$(dirname "$0")/lib.sh"
 start_redis R
 G=("$RCOORD" --url "$R_URL")
@@ -31,7 +32,7 @@ pass "ls and top list a gate's record with its parts and its TTL, and its parts 
 metrics=$("${G[@]}" metrics)
 assert_eq "$(grep -c "$token" <<<"$metrics" || true)" 0 "metrics exports a series per gate"
 grep -q '^rcoord_lock_held{name="ga"} 1' <<<"$metrics" || fail "metrics: the lock part is not held"
-pass "metrics exports the parts, not the gate"
+pass "metrics exports the parts, not the gate's token"
 
 expect 1 "${G[@]}" rm --type gate "$token"
 assert_contains "$ERR" "is in use: held: lock ga, shared-lock gb, sem gs:3:2, rate gr:5/h"
