@@ -25,6 +25,7 @@ export RCOORD_URL=$R_URL
 "$RCOORD" latch init shards --count 2 >/dev/null
 "$RCOORD" lock acquire 'say "hi"' --ttl 5m >/dev/null
 expect 1 "$RCOORD" lock acquire held-lock # counted as busy
+"$RCOORD" gate acquire --lock gate-lock --sem gate-slots:2 --ttl 5m >/dev/null # its counters
 expect 0 "$RCOORD" ls --names
 for name in held-lock shared-lock slots api seen visitors words leader jobs shards; do
   grep -qx -- "$name" <<<"$OUT" || fail "no $name among the objects: $OUT"

@@ -150,22 +150,25 @@ assert_eq "$(ls -A "$dir")" rcoord.prom "files left in the directory"
 pass "--textfile replaces the file atomically (rename), mode 644, nothing left behind"
 
 # A collector reading while rcoord writes never sees half a file: a reader opens the file over
-# and over while 30 --textfile writes replace it; every read must end with the last family's
-# samples (a write in place would show an empty or cut file to some of the reads).
+# and over while 30 --textfile writes replace it; every read must end as a whole file does,
+# with the last line of the file written before (the objects do not change meanwhile), which
+# a write in place would not show some of the reads (an empty or cut file).
+last_line=$(tail -n 1 "$dir/rcoord.prom")
+[ -n "$last_line" ] || fail "the file ends with an empty line"
 cat >"$TEST_TMP/reader.py" <<'PY'
 import os, sys
-path, stop = sys.argv[1], sys.argv[2]
+path, stop, last = sys.argv[1], sys.argv[2], sys.argv[3]
 reads = bad = 0
 while not os.path.exists(stop):
     text = open(path, encoding="utf-8").read()
     reads += 1
-    if not text.endswith('rcoord_elect_wait_seconds_count{name="leader"} 1\n'):
+    if not text.endswith("\n" + last + "\n"):
         bad += 1
         print("a partial read: %r" % text[-80:], file=sys.stderr)
 print(reads, bad)
 sys.exit(1 if bad else 0)
 PY
-"$PY" "$TEST_TMP/reader.py" "$dir/rcoord.prom" "$TEST_TMP/stop" >"$TEST_TMP/reads" &
+"$PY" "$TEST_TMP/reader.py" "$dir/rcoord.prom" "$TEST_TMP/stop" "$last_line" >"$TEST_TMP/reads" &
 reader=$!
 for _ in $(seq 30); do "$RCOORD" metrics --textfile "$dir/rcoord.prom"; done
 touch "$TEST_TMP/stop"
