@@ -151,8 +151,8 @@ pass "--textfile replaces the file atomically (rename), mode 644, nothing left b
 
 # A collector reading while rcoord writes never sees half a file: a reader opens the file over
 # and over while 30 --textfile writes replace it; every read must end as a whole file does,
-# with the last line of the file written before (the objects do not change meanwhile), which
-# a write in place would not show some of the reads (an empty or cut file).
+# with the last line of the file written before (the objects do not change meanwhile). A
+# write in place would show some of the reads an empty or cut file.
 last_line=$(tail -n 1 "$dir/rcoord.prom")
 [ -n "$last_line" ] || fail "the file ends with an empty line"
 cat >"$TEST_TMP/reader.py" <<'PY'
