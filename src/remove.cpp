@@ -100,18 +100,16 @@ const std::vector<Suffix>* layout(std::string_view type) {
 Removed remove_gate_counters(Connection& conn, const Keys& keys, std::string_view name,
                              const Options& opts, Removed out) {
   std::string counters = keys.aux("gate", name, "stats");
-  if (reply_integer(conn.command({"EXISTS", counters}).get()) == 0) {
+  // A dry run asks whether they are there; a removal deletes them and learns it from DEL.
+  Args ask{opts.dry_run ? "EXISTS" : "DEL", counters};
+  if (reply_integer(conn.command(ask).get()) == 0) {
     out.absent = true;
     out.reason = "no such gate";
     return out;
   }
   out.keys = 1;
-  if (opts.dry_run) {
-    out.would_remove = true;
-    return out;
-  }
-  conn.command({"DEL", counters});
-  out.removed = true;
+  out.would_remove = opts.dry_run;
+  out.removed = !opts.dry_run;
   return out;
 }
 
