@@ -185,7 +185,7 @@ pass "flock's -w SECS, -x and -c 'CMD' on lock run"
 expect 0 "$RCOORD" lock acquire flk-held --ttl 10m
 expect 1 "$RCOORD" lock run flk-held -- true
 assert_lines "$ERR" 1
-echo "$ERR" | grep -qE "^rcoord: lock 'flk-held' is busy: held by [^ ]+@[^ ]+ \(pid [0-9]+, lock acquire\) since [0-9]{2}:[0-9]{2}:[0-9]{2}, expires in 9m[0-9]{2}s$" ||
+grep -qE "^rcoord: lock 'flk-held' is busy: held by [^ ]+@[^ ]+ \(pid [0-9]+, lock acquire\) since [0-9]{2}:[0-9]{2}:[0-9]{2}, expires in 9m[0-9]{2}s$" <<<"$ERR" ||
   fail "the busy line: $ERR"
 expect 0 "$RCOORD" lock run flk-held -E 0 -- true
 assert_eq "$ERR" "" "-E 0 on a busy lock prints nothing"
@@ -206,7 +206,7 @@ track $!
 run_holds() { "$RCOORD" lock status flk-runs -q; }
 wait_until 10 run_holds || fail "the background lock run did not take its lock"
 expect 1 "$RCOORD" lock acquire flk-runs
-echo "$ERR" | grep -qE "held by [^ ]+@[^ ]+ \(pid [0-9]+, sleep\) since [0-9:]{8}, renewing$" ||
+grep -qE "held by [^ ]+@[^ ]+ \(pid [0-9]+, sleep\) since [0-9:]{8}, renewing$" <<<"$ERR" ||
   fail "a run form's holder renews: $ERR"
 pass "busy: who holds it, since when, renewing or not; -E quiet unless --verbose"
 

@@ -79,7 +79,7 @@ w=$!
 track $w
 wait_blocked "$M2" 1
 # The waiter's connection to the lock's master named itself there (SPEC §5).
-redis-cli -p "$M2" client list | grep -q " name=rcoord:lock-acquire:$L2 .* cmd=blpop " ||
+redis-cli -p "$M2" client list | grep " name=rcoord:lock-acquire:$L2 .* cmd=blpop " >/dev/null ||
   fail "no named waiter on the lock's master: $(redis-cli -p "$M2" client list)"
 expect 0 "$RCOORD" lock release "$L2" --token "$tok"
 wait $w || fail "the waiter on another master was not woken by the release"

@@ -16,7 +16,7 @@ assert_contains "$listed" "$token"
 assert_contains "$listed" "holds lock ga, shared-lock gb, sem gs:3:2, rate gr:5/h, expires in"
 all=$("${G[@]}" ls)
 for part in "lock *ga *held by" "lock *gb *shared by 1 reader" "sem *gs *2 of 3" "limit *gr"; do
-  echo "$all" | grep -q "^$part" || fail "ls does not show the part '$part': $all"
+  grep -q "^$part" <<<"$all" || fail "ls does not show the part '$part': $all"
 done
 field() { python3 -c 'import json, sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
 json=$("${G[@]}" --json ls --type gate)

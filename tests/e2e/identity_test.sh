@@ -153,7 +153,7 @@ pass "queue peek --in-flight lists messages with their consumers"
 "$RCOORD" lock acquire nightly --wait 1m >/dev/null &
 track $!
 wait_blocked "$R_PORT" 1
-redis-cli -p "$R_PORT" client list | grep -q ' name=rcoord:lock-acquire:nightly ' ||
+redis-cli -p "$R_PORT" client list | grep ' name=rcoord:lock-acquire:nightly ' >/dev/null ||
   fail "the waiter did not name itself: $(redis-cli -p "$R_PORT" client list)"
 pass "a connection names itself rcoord:<group>-<verb>:<name>"
 

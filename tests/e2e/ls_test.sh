@@ -39,7 +39,7 @@ done
 for round in 1 2; do
   expect 0 "$RCOORD" ls 'left-*' --type limit
   for algo in gcra token-bucket sliding-window fixed-window; do
-    echo "$OUT" | grep -qE "^limit     left-$algo +$algo, 7 of 10 left, full again in" ||
+    grep -qE "^limit     left-$algo +$algo, 7 of 10 left, full again in" <<<"$OUT" ||
       fail "left-$algo: $OUT"
   done
 done
@@ -99,10 +99,10 @@ pass "names are printed escaped in ls and status lines; JSON keeps them exact"
 "$RCOORD" lock acquire pad-longer-name --ttl 30m >/dev/null
 expect 0 "$RCOORD" ls 'pad*' --type lock
 assert_lines "$OUT" 2
-echo "$OUT" | grep -qE "^lock      'pad a'          held by [^ ]+ \(pid [0-9]+, lock acquire\) for [0-9.]+s, expires in (29m[0-9]{2}s|30m00s), fence [0-9]{16}$" ||
+grep -qE "^lock      'pad a'          held by [^ ]+ \(pid [0-9]+, lock acquire\) for [0-9.]+s, expires in (29m[0-9]{2}s|30m00s), fence [0-9]{16}$" <<<"$OUT" ||
   fail "a quoted name, padded, one unit of time: $OUT"
-echo "$OUT" | grep -qE "^lock      pad-longer-name  held by " || fail "padded: $OUT"
-echo "$OUT" | grep -qE "[0-9]{3,}\.[0-9]s" && fail "seconds where minutes are due: $OUT"
+grep -qE "^lock      pad-longer-name  held by " <<<"$OUT" || fail "padded: $OUT"
+grep -qE "[0-9]{3,}\.[0-9]s" <<<"$OUT" && fail "seconds where minutes are due: $OUT"
 pass "ls text: names padded to one column, quoted when they hold a space; one unit of time"
 
 # 2500 locks: several SCAN pages; each is listed exactly once

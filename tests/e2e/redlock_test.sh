@@ -79,7 +79,7 @@ pass "a majority holder blocks (exit 1, nothing left behind); a minority one doe
 
 # attempted PORT: a client of the node on PORT stays connected after running a script: a
 # Redlock waiter between its tries (a one-shot command disconnects when it is done)
-attempted() { redis-cli -p "$1" client list | grep -qE ' cmd=evalsha '; }
+attempted() { redis-cli -p "$1" client list | grep -E ' cmd=evalsha ' >/dev/null; }
 
 # --wait: taken once the holder releases (retrying with a backoff of at most 100 ms)
 rl lock acquire held --wait 1m --ttl 10m --json >"$TEST_TMP/waited.json" &

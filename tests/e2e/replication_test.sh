@@ -30,7 +30,7 @@ pass "the master is found through Sentinel (the first sentinel listed is down)"
 waiter=$!
 track $waiter
 wait_blocked "$m_PORT" 1
-redis-cli -p "$m_PORT" client list | grep -q " name=rcoord:lock-acquire:before-failover " ||
+redis-cli -p "$m_PORT" client list | grep " name=rcoord:lock-acquire:before-failover " >/dev/null ||
   fail "the waiter found through Sentinel is not named: $(redis-cli -p "$m_PORT" client list)"
 kill "$waiter"
 expect 0 "$RCOORD" "${SENTINEL[@]}" lock status before-failover --json
