@@ -13,7 +13,7 @@ using rcoord::base64;
 
 namespace {
 
-std::string json_of(const queue::Message& m) {
+std::string message_json(const queue::Message& m) {
   nlohmann::ordered_json j;
   to_json(j, m);
   return rcoord::dump_json(j);
@@ -40,20 +40,20 @@ std::string unbase64(const std::string& text) {
 }  // namespace
 
 TEST_CASE("a popped message is {id, message, attempt}") {
-  CHECK(json_of({"17", "resize 1.jpg", 2}) ==
+  CHECK(message_json({"17", "resize 1.jpg", 2}) ==
         R"({"id":"17","message":"resize 1.jpg","attempt":2})");
 }
 
 TEST_CASE("UTF-8 text, control characters and NUL stay exact in JSON") {
   std::string text("z\xc3\xbcrich\n\t\0end", 13);
-  auto j = nlohmann::json::parse(json_of({"1", text, 1}));
+  auto j = nlohmann::json::parse(message_json({"1", text, 1}));
   CHECK(j["message"].get<std::string>() == text);
   CHECK_FALSE(j.contains("message_base64"));
 }
 
 TEST_CASE("bytes that are not UTF-8 come with message_base64, exact") {
   std::string bytes("\x00\xff\xfe\n\x01", 5);
-  auto line = json_of({"3", bytes, 1});
+  auto line = message_json({"3", bytes, 1});
   CHECK(line ==
         R"({"id":"3","message":"\u0000��\n\u0001","message_base64":"AP/+CgE=","attempt":1})");
   auto j = nlohmann::json::parse(line);
