@@ -165,8 +165,9 @@ gate_figures="$busy calls busy, waits ${sum}s"
 # second) counts one busy call, for itself and for the part it waited on, and one take each.
 read -r acquired _ <<<"$(figures lock ga)"
 assert_eq "$acquired" 18 "the gates' lock part: takes"
-held=$("$RCOORD" -o json lock acquire gw --ttl 60s)
-"$RCOORD" gate acquire --lock gw --ttl 30s --wait 60s >"$TEST_TMP/gate.token" &
+# (a lease and a wait longer than the scaled quiet period on the slowest machine)
+held=$("$RCOORD" -o json lock acquire gw --ttl 10m)
+"$RCOORD" gate acquire --lock gw --ttl 30s --wait 10m >"$TEST_TMP/gate.token" &
 waiter=$!
 track "$waiter"
 quiet_period 2500 # two heartbeats or more: the waiting gate tries again at least twice

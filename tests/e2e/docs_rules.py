@@ -39,7 +39,7 @@ OTHER_TOOLS = {
     "--columns": "scripts/fault-matrix", "--keep": "scripts/fault-matrix",
     "--table-from": "scripts/fault-matrix", "--cells": "scripts/fault-matrix",
     "--no-e2e": "scripts/test-aarch64",
-    "--e2e": "scripts/test-aarch64",
+    "--e2e": "scripts/test-aarch64", "--tests": "scripts/test-aarch64",
     "--tool": "scripts/bench", "--now": "scripts/bench", "--model": "tests/e2e/history_check.py",
     "--full": "the example's backup.sh", "--fence": "the example's writer",
 }

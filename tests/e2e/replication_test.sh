@@ -66,7 +66,7 @@ pass "after SENTINEL FAILOVER the next command reaches the new master, the histo
 wait_until 30 bash -c "redis-cli -p $m_PORT info replication | grep -q 'master_link_status:up'" ||
   fail "the old master did not rejoin as a replica"
 NEW=(--url "redis://127.0.0.1:$r_PORT")
-expect 0 "$RCOORD" "${NEW[@]}" --wait-replicas 1 lock acquire acked --ttl 60s
+expect 0 "$RCOORD" "${NEW[@]}" --wait-replicas 1 lock acquire acked --ttl 10m
 expect 0 "$RCOORD" "${NEW[@]}" --wait-replicas 1 -q queue push acked-q one two
 expect 0 "$RCOORD" "${NEW[@]}" --wait-replicas 1 -q bloom add acked-f a b c
 expect 0 "$RCOORD" "${NEW[@]}" --wait-replicas 1 lock status acked
