@@ -30,7 +30,7 @@ token=$OUT
 expect 0 "${R[@]}" lock status acl-lock
 expect 0 "${R[@]}" lock extend acl-lock --token "$token"
 expect 0 "${R[@]}" lock release acl-lock --token "$token"
-expect 0 "${R[@]}" lock acquire acl-shared --shared
+expect 0 "${R[@]}" lock acquire acl-shared --shared --ttl 10m
 expect 0 "${R[@]}" lock run acl-run -- true
 expect 0 "${R[@]}" sem take acl-sem --limit 2
 expect 0 "${R[@]}" sem status acl-sem
