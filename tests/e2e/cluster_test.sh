@@ -89,12 +89,14 @@ pass "lock: acquire/status/extend/release/break/run, --shared, --wait on other m
 S=$(name_on sem encoders "$M3")
 expect 0 "$RCOORD" sem take "$S" --limit 2
 t1=$OUT
-expect 0 "$RCOORD" sem take "$S" --limit 2 --ttl 1m
+# (leases that outlast the checks down to ls below on a slow machine: ls lists the semaphore
+# only while a permit is held)
+expect 0 "$RCOORD" sem take "$S" --limit 2 --ttl 10m
 expect 1 "$RCOORD" sem take "$S" --limit 2
 expect 0 "$RCOORD" --json sem status "$S"
 assert_eq "$(json_field "$OUT" in_use)" 2
 expect 0 "$RCOORD" sem refresh "$S" --token "$t1" --ttl 1m
-"$RCOORD" sem take "$S" --limit 2 --wait 1m >/dev/null &
+"$RCOORD" sem take "$S" --limit 2 --wait 1m --ttl 10m >/dev/null &
 w=$!
 track $w
 wait_blocked "$M3" 1

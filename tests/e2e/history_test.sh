@@ -158,17 +158,19 @@ expect 1 "$RCOORD" history no-such-thing
 pass "a name several types use asks for --type (exit 2); no such object is exit 1"
 
 # --- --history 0, the cap, the expiry ------------------------------------------------------
-"$RCOORD" --history 0 lock acquire quiet >/dev/null
-"$RCOORD" --history 0 lock acquire quiet >/dev/null || true
+# (leases of 10 minutes below: each later take must find the first still held, however slow
+# the machine)
+"$RCOORD" --history 0 lock acquire quiet --ttl 10m >/dev/null
+"$RCOORD" --history 0 lock acquire quiet --ttl 10m >/dev/null || true
 assert_eq "$(redis-cli -p "$R_PORT" exists 'rcoord:{lock:quiet}:history')" 0 "--history 0 records nothing"
-for i in 1 2 3 4 5 6 7 8; do "$RCOORD" --history 5 lock acquire capped >/dev/null || true; done
+for i in 1 2 3 4 5 6 7 8; do "$RCOORD" --history 5 lock acquire capped --ttl 10m >/dev/null || true; done
 assert_eq "$(redis-cli -p "$R_PORT" xlen 'rcoord:{lock:capped}:history')" 5 "the log keeps --history events"
 assert_eq "$(events capped)" "busy busy busy busy busy" "the newest are kept"
 ttl=$(redis-cli -p "$R_PORT" pttl 'rcoord:{lock:capped}:history')
 [ "$ttl" -gt $((7 * 86400000 - 60000)) ] && [ "$ttl" -le $((7 * 86400000)) ] ||
   fail "the log expires 7 days after its newest event: pttl $ttl"
 printf 'history = 2\n' >"$TEST_TMP/config.toml"
-for i in 1 2 3; do "$RCOORD" --config "$TEST_TMP/config.toml" lock acquire configured >/dev/null || true; done
+for i in 1 2 3; do "$RCOORD" --config "$TEST_TMP/config.toml" lock acquire configured --ttl 10m >/dev/null || true; done
 assert_eq "$(redis-cli -p "$R_PORT" xlen 'rcoord:{lock:configured}:history')" 2 "history in the config file"
 pass "--history 0 records nothing; the log is capped and expires 7 days after its newest event"
 
@@ -178,7 +180,7 @@ follower=$!
 track "$follower"
 wait_blocked "$R_PORT" 1
 sent=$(now_ms)
-"$RCOORD" lock acquire follow >/dev/null
+"$RCOORD" lock acquire follow --ttl 10m >/dev/null # (released below, after many calls)
 wait_until 5 grep -q acquired "$TEST_TMP/follow"
 took=$(($(now_ms) - sent))
 [ "$took" -lt "$(scaled 1000)" ] || fail "--follow printed the event after ${took}ms"
@@ -238,15 +240,15 @@ expect 0 "$RCOORD" lock acquire long-note --note "${long:1}"
 pass "history's text escapes what it reads back, quotes notes; a note is at most 1 KiB"
 
 # --- one caller's small --history never trims what the log keeps for the others ------------
-for _ in 1 2 3 4 5 6; do "$RCOORD" lock acquire shared-log >/dev/null || true; done
-expect 1 "$RCOORD" --history 1 lock acquire shared-log
+for _ in 1 2 3 4 5 6; do "$RCOORD" lock acquire shared-log --ttl 10m >/dev/null || true; done
+expect 1 "$RCOORD" --history 1 lock acquire shared-log --ttl 10m
 assert_eq "$(redis-cli -p "$R_PORT" xlen 'rcoord:{lock:shared-log}:history')" 7 "--history 1 trimmed the log"
 assert_eq "$(redis-cli -p "$R_PORT" get 'rcoord:{lock:shared-log}:history:cap')" 100 "the cap kept with the log"
-for _ in 1 2 3 4; do "$RCOORD" --history 3 lock acquire small-log >/dev/null || true; done
+for _ in 1 2 3 4; do "$RCOORD" --history 3 lock acquire small-log --ttl 10m >/dev/null || true; done
 assert_eq "$(redis-cli -p "$R_PORT" xlen 'rcoord:{lock:small-log}:history')" 3
-"$RCOORD" --history 5 lock acquire small-log >/dev/null || true
-"$RCOORD" --history 5 lock acquire small-log >/dev/null || true
-"$RCOORD" --history 2 lock acquire small-log >/dev/null || true
+"$RCOORD" --history 5 lock acquire small-log --ttl 10m >/dev/null || true
+"$RCOORD" --history 5 lock acquire small-log --ttl 10m >/dev/null || true
+"$RCOORD" --history 2 lock acquire small-log --ttl 10m >/dev/null || true
 assert_eq "$(redis-cli -p "$R_PORT" xlen 'rcoord:{lock:small-log}:history')" 5 "a larger --history raises the cap"
 ttl=$(redis-cli -p "$R_PORT" pttl 'rcoord:{lock:small-log}:history:cap')
 [ "$ttl" -gt $((7 * 86400000 - 60000)) ] || fail "the cap expires with the log: pttl $ttl"

@@ -7,16 +7,17 @@ export RCOORD_URL=$R_URL
 expect 1 "$RCOORD" ls
 assert_contains "$ERR" "no objects match"
 
-"$RCOORD" lock acquire deploy-web >/dev/null
-"$RCOORD" lock acquire deploy-db >/dev/null
-"$RCOORD" lock acquire reports --shared >/dev/null
-"$RCOORD" sem take encoders --limit 4 >/dev/null
+# (leases of 10 minutes: the default 30 s could pass before the checks below on a slow machine)
+"$RCOORD" lock acquire deploy-web --ttl 10m >/dev/null
+"$RCOORD" lock acquire deploy-db --ttl 10m >/dev/null
+"$RCOORD" lock acquire reports --shared --ttl 10m >/dev/null
+"$RCOORD" sem take encoders --limit 4 --ttl 10m >/dev/null
 "$RCOORD" limit check api --rate 1/h >/dev/null  # state lives an hour (10/s drains in 0.1 s)
 "$RCOORD" bloom add seen a b c >/dev/null
 "$RCOORD" pf add visitors x y z >/dev/null
 "$RCOORD" complete add cities Paris Rome >/dev/null
 "$RCOORD" queue push jobs one two >/dev/null
-"$RCOORD" elect campaign svc --id host-a --ttl 10m >/dev/null # (the default 10s could pass)
+"$RCOORD" elect campaign svc --id host-a --ttl 10m >/dev/null
 "$RCOORD" latch init ci --count 3 >/dev/null
 redis-cli -p "$R_PORT" set 'other:{lock:not-ours}' x >/dev/null   # another prefix
 
@@ -60,8 +61,8 @@ pass "glob and --type filter"
 
 # The glob matches the whole name, checked after SCAN: SCAN's MATCH (`{*:fence}*`) lets the type's
 # `*` swallow part of a name, so `ls fence` once listed the lock `a:fence`.
-"$RCOORD" lock acquire a:fence >/dev/null
-"$RCOORD" lock acquire fence2 >/dev/null
+"$RCOORD" lock acquire a:fence --ttl 10m >/dev/null
+"$RCOORD" lock acquire fence2 --ttl 10m >/dev/null
 expect 1 "$RCOORD" ls fence
 assert_eq "$OUT" "" "ls fence lists nothing"
 expect 0 "$RCOORD" ls '*fence'
@@ -74,8 +75,8 @@ expect 1 "$RCOORD" ls 'lock:*'  # the type is not part of the name
 pass "the glob matches the whole name (ls fence does not list a:fence)"
 
 # A name is printed escaped: a newline cannot forge a line of ls or a field of a status.
-"$RCOORD" lock acquire $'forged\nlock      evil  held by x' >/dev/null
-"$RCOORD" sem take $'s\nholders: fake' --limit 2 >/dev/null
+"$RCOORD" lock acquire $'forged\nlock      evil  held by x' --ttl 10m >/dev/null
+"$RCOORD" sem take $'s\nholders: fake' --limit 2 --ttl 10m >/dev/null
 expect 0 "$RCOORD" ls 'forged*'
 assert_lines "$OUT" 1 "one object, one line"
 assert_contains "$OUT" "'forged\\nlock      evil  held by x'  held by"
@@ -86,7 +87,7 @@ assert_eq "$(echo "$OUT" | grep -c '^held:')" 1 "one held: line"
 assert_contains "$OUT" 'name: forged\nlock      evil  held by x'
 expect 0 "$RCOORD" sem status $'s\nholders: fake'
 assert_eq "$(echo "$OUT" | grep -c '^holders:')" 1 "one holders: line"
-"$RCOORD" lock acquire 'back\slash' >/dev/null
+"$RCOORD" lock acquire 'back\slash' --ttl 10m >/dev/null
 expect 0 "$RCOORD" ls 'back*'
 assert_contains "$OUT" 'back\\slash'
 expect 0 "$RCOORD" ls 'forged*' --json
@@ -118,8 +119,8 @@ assert_contains "$OUT" "not-ours"
 pass "--prefix selects the namespace"
 
 # --names: bare names, one per line, each once (a name two types use too), escaped; no state
-"$RCOORD" sem take deploy-web --limit 2 >/dev/null
-"$RCOORD" lock acquire $'deploy-\nforged' >/dev/null
+"$RCOORD" sem take deploy-web --limit 2 --ttl 10m >/dev/null
+"$RCOORD" lock acquire $'deploy-\nforged' --ttl 10m >/dev/null
 expect 0 "$RCOORD" ls --names 'deploy-*'
 assert_eq "$(echo "$OUT" | sort)" "$(printf '%s\n' 'deploy-\nforged' deploy-db deploy-web)" \
   "names, escaped, each once"
