@@ -42,10 +42,12 @@ track() { _bg_pids+=("$1"); }
 # much slower process start-up is here and now than on the quiet 2-core machine the bounds
 # were written for: the median of 9 start-ups of `bash -c true` against a reference of 4 ms,
 # never below 1 (process start-up is what a busy machine slows most: rcoord and the tests'
-# own tools are short processes). It is measured when a script starts and again each time a
-# bound is scaled, and never goes down during a script: a machine that gets busy during a
-# test is seen, and a time scaled later (how long to wait for a lease to end) is never
-# scaled less than one scaled earlier (the lease).
+# own tools are short processes). It is measured when a script starts and again when a bound
+# is scaled more than 5 s after the last measurement, and never goes down during a script: a
+# machine that gets busy during a test is seen, and a time scaled later (how long to wait for
+# a lease to end) is never scaled less than one scaled earlier (the lease). (Measured at every
+# bound, the nine start-ups cost close to a second each time on a slow machine: most of the
+# time of a proof that waits for something in each of its rounds.)
 # RCOORD_MACHINE_FACTOR=N (a percentage, 100 = as written) overrides the measurement.
 
 # without_note: clears what a take's note would default to. The test's own environment may be
@@ -55,7 +57,10 @@ without_note() {
 }
 
 # now_ms: wall time in milliseconds.
-now_ms() { date +%s%3N; }
+now_ms() {
+  local us=${EPOCHREALTIME//[!0-9]/} # (a builtin: a `date` process per poll slows the polling)
+  echo $((us / 1000))
+}
 
 _STARTUP_REFERENCE_US=4000
 # _machine_factor: the machine factor as a percentage (100: as fast as the reference).
@@ -76,7 +81,7 @@ _machine_factor() {
 }
 MACHINE_FACTOR=$(_machine_factor)
 _FACTOR_FILE=$TEST_TMP/machine-factor
-echo "$MACHINE_FACTOR" >"$_FACTOR_FILE"
+echo "$MACHINE_FACTOR $(now_ms)" >"$_FACTOR_FILE" # the factor, and when it was measured
 echo "# time scale: machine factor ${MACHINE_FACTOR}% (bash -c true against ${_STARTUP_REFERENCE_US}us), RCOORD_TIME_SCALE ${RCOORD_TIME_SCALE:-1}"
 
 # need_redis: returns when redis-server and redis-cli are on PATH. Else the test is skipped
@@ -97,13 +102,14 @@ need_redis() {
 # scaled MS: MS times the highest machine factor seen so far (kept in a file: scaled runs in
 # a subshell) times RCOORD_TIME_SCALE.
 scaled() {
-  local now factor
-  now=$(_machine_factor)
-  factor=$(cat "$_FACTOR_FILE" 2>/dev/null || true)
+  local factor="" measured_at=0 now fresh
+  { read -r factor measured_at <"$_FACTOR_FILE"; } 2>/dev/null || true
   [ -n "$factor" ] || factor=$MACHINE_FACTOR
-  if [ "$now" -gt "$factor" ]; then
-    factor=$now
-    echo "$factor" >"$_FACTOR_FILE.$BASHPID" && mv "$_FACTOR_FILE.$BASHPID" "$_FACTOR_FILE"
+  now=$(now_ms)
+  if [ $((now - ${measured_at:-0})) -ge 5000 ]; then
+    fresh=$(_machine_factor)
+    [ "$fresh" -le "$factor" ] || factor=$fresh
+    echo "$factor $now" >"$_FACTOR_FILE.$BASHPID" && mv "$_FACTOR_FILE.$BASHPID" "$_FACTOR_FILE"
   fi
   echo $((($1 * factor * ${RCOORD_TIME_SCALE:-1} + 99) / 100))
 }
