@@ -7,7 +7,9 @@ source "$(dirname "$0")/lib.sh"
 start_redis R
 export RCOORD_URL=$R_URL
 
-TOTAL=5000
+# 5,000 messages in the full proof; the passes that run it again at a lower effort (the
+# sanitized build, the server matrix) push fewer, in whole batches of 40 (4 producers x 10).
+TOTAL=$(($(effort 125) * 40))
 PRODUCERS=4
 WORKERS=4
 export LOG=$TEST_TMP/handled.log
