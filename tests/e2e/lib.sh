@@ -63,6 +63,7 @@ now_ms() {
 }
 
 _STARTUP_REFERENCE_US=4000
+_FACTOR_MAX_AGE_MS=5000 # how old a measurement scaled still uses
 # _machine_factor: the machine factor as a percentage (100: as fast as the reference).
 _machine_factor() {
   if [ -n "${RCOORD_MACHINE_FACTOR:-}" ]; then
@@ -106,7 +107,7 @@ scaled() {
   { read -r factor measured_at <"$_FACTOR_FILE"; } 2>/dev/null || true
   [ -n "$factor" ] || factor=$MACHINE_FACTOR
   now=$(now_ms)
-  if [ $((now - ${measured_at:-0})) -ge 5000 ]; then
+  if [ $((now - ${measured_at:-0})) -ge "$_FACTOR_MAX_AGE_MS" ]; then
     fresh=$(_machine_factor)
     [ "$fresh" -le "$factor" ] || factor=$fresh
     echo "$factor $now" >"$_FACTOR_FILE.$BASHPID" && mv "$_FACTOR_FILE.$BASHPID" "$_FACTOR_FILE"
