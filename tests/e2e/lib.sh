@@ -127,6 +127,18 @@ effort() {
   echo "$n"
 }
 
+# sampled I J: whether the pair of the I-th and the J-th input (from 0) of a cross-product of
+# cases runs. At full effort every pair does. At a lower effort (the sanitized pass, which looks
+# for memory errors on the paths the release pass proved right) one pair in
+# ceil(100 / effort) does, on diagonals, so each input of either list still runs at least once
+# as long as each list has that many.
+sampled() {
+  local effort=${RCOORD_PROOF_EFFORT:-100}
+  [ "$effort" -ge 1 ] || effort=1
+  local stride=$(((100 + effort - 1) / effort))
+  [ $((($1 + $2) % stride)) = 0 ]
+}
+
 # seconds MS: MS milliseconds as seconds for sleep(1) and timeout(1), e.g. 1500 -> 1.500.
 seconds() { printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); }
 
