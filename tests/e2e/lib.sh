@@ -352,8 +352,9 @@ rc() {
   "$@" >"$TEST_TMP/out" 2>"$TEST_TMP/err"
   RC=$?
   set -e
-  OUT=$(cat "$TEST_TMP/out")
-  ERR=$(cat "$TEST_TMP/err")
+  # $(<FILE) reads in the shell itself: no cat started twice for each command a test runs
+  OUT=$(<"$TEST_TMP/out")
+  ERR=$(<"$TEST_TMP/err")
 }
 
 # expect CODE CMD...: runs CMD and fails unless it exits with CODE.
