@@ -56,7 +56,10 @@ assert_eq "$(redis-cli -p "$R_PORT" hget 'rcoord:{lock:stolen}' token)" someone-
 pass "another holder: exit 5, the other holder's lock untouched"
 
 # --- a child that ignores SIGTERM is killed after --kill-grace, with its group --------------
-"$RCOORD" --timeout 300ms lock run stubborn --ttl 1500ms --kill-grace 1s -- \
+# The lease and the I/O timeout scale with the machine: the loss must be the break's, not a
+# renewal that a starved machine answered too late (SIGTERM would then precede the break).
+"$RCOORD" --timeout "$(scaled 300)ms" lock run stubborn --ttl "$(scaled 1500)ms" \
+  --kill-grace 1s -- \
   sh -c 'trap "" TERM; sleep 30 & echo $! >"$0"; wait; wait' "$TEST_TMP/stubborn.pid" &
 runner=$!
 track $runner
