@@ -83,17 +83,17 @@ wrong_type() {
 }
 # The three kinds of one group side by side (the cases are independent keys).
 # (At a lower effort, a sample of the pairs: each group and each kind still runs; sampled.)
-g=0
+g=-1
 for group in lock sem limit bloom pf complete recent elect queue signal latch; do
+  g=$((g + 1))
   pids=()
-  k=0
+  k=-1
   for kind in $(kinds_of $group); do
     k=$((k + 1))
-    sampled $g $((k - 1)) || continue
+    sampled $g $k || continue
     wrong_type $group $kind &
     pids+=($!)
   done
-  g=$((g + 1))
   for pid in "${pids[@]}"; do wait "$pid" || fail "wrong type: a $group case failed (above)"; done
 done
 pass "wrong type: every verb of every primitive exits 4, names the key, changes nothing"
@@ -168,20 +168,20 @@ pass "1 MB and binary items and messages round-trip"
 # --- numbers: negative, zero, huge TTLs, rates, limits, counts ----------------------------
 # The cross-products of forms and values below run whole at full effort, sampled below it.
 huge=99999999999999999999999
-f=0
+f=-1
 for form in "lock acquire n --ttl @" "lock acquire n --wait @" "lock run n --ttl @ -- true" \
   "lock run n --kill-grace @ -- true" "sem take n --limit 1 --ttl @" \
   "elect campaign n --id a --ttl @" "latch init n --count 1 --ttl @" "queue push n m --delay @" \
   "queue pop n --ack-timeout @" "--timeout @ lock status n"; do
-  i=0
+  f=$((f + 1))
+  i=-1
   for v in -1 -5s 1e9 "$huge" 100000000h 5s5s; do
     i=$((i + 1))
-    sampled $f $((i - 1)) || continue
+    sampled $f $i || continue
     # shellcheck disable=SC2086
     refused 2 "$RCOORD" ${form//@/$v}
     assert_contains "$ERR" "$v"
   done
-  f=$((f + 1))
 done
 for opt in "lock acquire n --ttl" "sem take n --limit 1 --ttl" "elect campaign n --id a --ttl" \
   "latch init n --count 1 --ttl"; do
@@ -192,16 +192,16 @@ done
 for rate in -1/s 0/s 5 5/0s "$huge/s" 9007199254740993/s 1/99999999h 1e3/s 5/x; do
   refused 2 "$RCOORD" limit check n --rate "$rate"
 done
-f=0
+f=-1
 for algo in gcra token-bucket sliding-window fixed-window; do
-  i=0
+  f=$((f + 1))
+  i=-1
   for extra in "--burst 0" "--burst -1" "--burst $huge" "--cost 0" "--cost -1"; do
     i=$((i + 1))
-    sampled $f $((i - 1)) || continue
+    sampled $f $i || continue
     # shellcheck disable=SC2086
     refused 2 "$RCOORD" limit check n --rate 10/s --algo $algo $extra
   done
-  f=$((f + 1))
   refused 1 "$RCOORD" limit check "never-$algo" --rate 10/s --algo $algo --cost 1000000
   assert_contains "$ERR" "never allows"
   refused 2 "$RCOORD" limit check "never-$algo" --rate 10/s --algo $algo --cost "$huge"
@@ -237,10 +237,10 @@ for form in "sem take n --limit @" "sem take n --limit 2 --permits @" "latch ini
   "-p @ lock status n" "-n @ lock status n" "--wait-replicas @ lock status n"; do
   read -r -a words <<<"$form"
   f=$((f + 1))
-  i=0
+  i=-1
   for v in 0x10 0X1 1e3 +5 -0 -5 " 5" 5.0 0b1 1_000; do
     i=$((i + 1))
-    sampled $f $((i - 1)) || continue
+    sampled $f $i || continue
     args=()
     for w in "${words[@]}"; do if [ "$w" = @ ]; then args+=("$v"); else args+=("$w"); fi; done
     refused 2 "$RCOORD" "${args[@]}"
