@@ -139,6 +139,6 @@ for f in /usr/share/man/man1/rcoord.1.gz /usr/share/bash-completion/completions/
   [ -f "$system$f" ] || fail "the package did not install $f"
 done
 start_redis R
-expect 0 chroot "$system" rcoord --url "$R_URL" lock acquire from-debian --ttl 10m
+expect 0 chroot "$system" rcoord --url "$R_URL" lock acquire from-debian --ttl 60s
 assert_eq "$(redis-cli -p "$R_PORT" exists 'rcoord:{lock:from-debian}')" 1 "the lock is on the server"
 pass "the .deb installs on a clean $codename (debootstrap, apt with its Depends): rcoord runs and locks"
